@@ -1,0 +1,24 @@
+"""Run the cruise control module: receive speed, run the PI controller, send APP.
+
+Examples:
+  ecu-sim ccm --set-speed 90
+  ecu-sim ccm --iface vcan0 --set-speed 90 --kp 8 --ki 0.6
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ecu_sim import bus, runner
+from ecu_sim.cli import common
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    bus.add_arguments(parser)
+    common.add_common(parser)
+    common.add_ccm_options(parser)
+    common.timeout_options(parser, "speed")
+
+
+def run(args: argparse.Namespace) -> int:
+    return runner.run_realtime("ccm", args, common.settings(args))

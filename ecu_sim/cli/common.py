@@ -1,0 +1,71 @@
+"""Options every node command shares: configuration, message profile, schedule, logging."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from ecu_sim import config
+from ecu_sim.config import Settings, add_option, source_address
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="INI file with [bus] [profile] [truck] [controller] [run] sections")
+    group = parser.add_argument_group("message profile")
+    add_option(group, "--profile", key="profile.name", metavar="NAME",
+               help="built-in message set: amp (testbed bytes, default) or j1939 (SAE J1939-71)")
+    add_option(group, "--dbc", key="profile.dbc", metavar="PATH",
+               help="your own DBC instead of a built-in profile")
+    add_option(group, "--speed-signal", key="profile.speed_signal", metavar="MESSAGE.SIGNAL",
+               help="wheel-based speed signal (default: the signal with SPN 84)")
+    add_option(group, "--app-signal", key="profile.app_signal", metavar="MESSAGE.SIGNAL",
+               help="accelerator pedal signal (default: the signal with SPN 91)")
+    add_option(group, "--app-source", key="profile.app_source", type=source_address, metavar="SA",
+               help="accept APP only from this J1939 source address (default: any)")
+    add_option(group, "--speed-source", key="profile.speed_source", type=source_address, metavar="SA",
+               help="accept speed only from this J1939 source address (default: any)")
+    run = parser.add_argument_group("run")
+    add_option(run, "--duration", key="run.duration_s", type=float, metavar="S",
+               help="stop after S seconds (default: run until SIGINT/SIGTERM)")
+    add_option(run, "--period", key="run.period_s", type=float, metavar="S",
+               help="loop period in seconds (default 0.1, i.e. 10 Hz)")
+    add_option(run, "--log-level", key="run.log_level", choices=("debug", "info", "warning", "error"),
+               help="default info: one status line a second")
+
+
+def add_ecu_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("vehicle")
+    add_option(group, "--initial-speed", key="run.initial_speed_kph", type=float, metavar="KPH",
+               help="speed at start (default 80 km/h)")
+    grade = group.add_mutually_exclusive_group()
+    add_option(grade, "--grade-file", key="run.grade_file", metavar="CSV",
+               help="route as CSV with header distance_m,grade_pct; loops at the last distance")
+    add_option(grade, "--grade", key="run.grade_pct", type=float, metavar="PCT",
+               help="constant grade in percent, 0 for a flat road (default: the testbed route)")
+
+
+def add_ccm_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("cruise control")
+    add_option(group, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",
+               help="cruise set speed (default 90 km/h)")
+    add_option(group, "--kp", key="controller.kp", type=float, help="proportional gain, %% APP per km/h")
+    add_option(group, "--ki", key="controller.ki", type=float,
+               help="integral gain, %% APP per km/h and second")
+
+
+def settings(args: argparse.Namespace) -> Settings:
+    """Load the settings and set up logging, which depends on them."""
+    loaded = config.load(args)
+    from ecu_sim.service import configure_logging  # imported late: only node commands log this way
+
+    configure_logging(loaded.run.log_level)
+    logging.getLogger("ecu_sim").debug("settings: %s", loaded)
+    return loaded
+
+
+def timeout_options(parser: argparse.ArgumentParser, role: str) -> None:
+    """``--app-timeout`` for the ECU, ``--speed-timeout`` for the CCM."""
+    add_option(parser, f"--{role}-timeout", key=f"run.{role}_timeout_s", type=float, metavar="S",
+               help=f"{'APP' if role == 'app' else 'speed'} older than this counts as missing "
+                    "(default: three periods)")

@@ -1,0 +1,61 @@
+"""Set up a SocketCAN interface: create a vcan, or set a controller's bit rate (needs root).
+
+Examples:
+  sudo ecu-sim link vcan0 --create
+  sudo ecu-sim link can0 --bitrate 250000 --restart-ms 100 --berr-reporting on
+  ecu-sim link can0 --show
+
+Changes are made only where the interface differs, so running the same command twice does
+nothing the second time.  A controller is taken down to change it and brought up afterwards.
+Without --create or a setting, the interface is shown (as with --show).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ecu_sim import link
+
+
+def _on_off(value: str) -> bool:
+    """argparse type for on/off switches, spelled the way ``ip link`` spells them."""
+    lowered = value.lower()
+    if lowered in ("on", "yes", "true", "1"):
+        return True
+    if lowered in ("off", "no", "false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", metavar="NAME", help="interface name, e.g. vcan0 or can0")
+    parser.add_argument("--create", action="store_true",
+                        help="create NAME as a virtual CAN (vcan) interface if missing, and bring it up")
+    controller = parser.add_argument_group("CAN controller (real hardware only)")
+    controller.add_argument("--bitrate", type=int, metavar="N", help="bit rate in bit/s (J1939: 250000)")
+    controller.add_argument("--restart-ms", type=int, metavar="MS",
+                            help="restart automatically MS ms after bus-off (0: stay off until restarted)")
+    controller.add_argument("--berr-reporting", type=_on_off, metavar="on|off",
+                            help="report every bus error as an error frame")
+    controller.add_argument("--listen-only", type=_on_off, metavar="on|off",
+                            help="never transmit, not even ACKs (to watch a live bus safely)")
+    parser.add_argument("--show", action="store_true",
+                        help="print the controller state and error counters (also after a change)")
+
+
+def run(args: argparse.Namespace) -> int:
+    name: str = args.name
+    settings = (args.bitrate, args.restart_ms, args.berr_reporting, args.listen_only)
+    changing = args.create or any(value is not None for value in settings)
+    if args.create:
+        _report(name, link.ensure_vcan(name))
+    if any(value is not None for value in settings):
+        _report(name, link.configure(name, bitrate=args.bitrate, restart_ms=args.restart_ms,
+                                     berr_reporting=args.berr_reporting, listen_only=args.listen_only))
+    if args.show or not changing:
+        print(link.format_state(link.link_state(name)))
+    return 0
+
+
+def _report(name: str, changes: list[str]) -> None:
+    print(f"{name}: {', '.join(changes)}" if changes else f"{name}: unchanged")

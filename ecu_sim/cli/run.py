@@ -1,0 +1,25 @@
+"""Run the ECU: receive APP, integrate the truck, send wheel-based speed (the default command).
+
+Examples:
+  ecu-sim                         # on the default bus (udp_multicast), works anywhere
+  ecu-sim --iface vcan0           # on SocketCAN vcan0
+  ecu-sim -i pcan -c PCAN_USBBUS1 -b 250000 --profile j1939
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ecu_sim import bus, runner
+from ecu_sim.cli import common
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    bus.add_arguments(parser)
+    common.add_common(parser)
+    common.add_ecu_options(parser)
+    common.timeout_options(parser, "app")
+
+
+def run(args: argparse.Namespace) -> int:
+    return runner.run_realtime("ecu", args, common.settings(args))

@@ -1,0 +1,66 @@
+"""The ECU node: latest APP in, one fixed model step, wheel-based speed out.
+
+Tick 0 transmits the initial state (there is no interval to integrate before it); every later
+tick integrates the interval that just ended with the newest APP, so an APP frame that arrives
+just before a deadline is reflected in the speed sent at that deadline. Missing APP (never
+received, stale, or flagged not available) means a coasting truck: APP 0 %.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ecu_sim import model
+from ecu_sim.bus import Port, Transmitter
+from ecu_sim.clock import Clock
+from ecu_sim.model import TruckParams, TruckState
+from ecu_sim.node import InputNode
+from ecu_sim.profile import Profile
+from ecu_sim.route import GradeSchedule
+
+
+class Ecu(InputNode):
+    def __init__(
+        self,
+        clock: Clock,
+        port: Port,
+        profile: Profile,
+        transmitter: Transmitter,
+        params: TruckParams,
+        route: GradeSchedule,
+        initial_speed_kph: float,
+        dt_s: float,
+        app_timeout_s: float,
+        app_source: int | None = None,
+    ) -> None:
+        super().__init__(clock, port, profile.app, transmitter, app_timeout_s, app_source)
+        self.params = params
+        self.route = route
+        self.dt_s = dt_s
+        self.encode_speed = profile.speed.encode
+        self.state = TruckState.from_kph(initial_speed_kph)
+        self.app_pct = 0.0
+        self.app_missing = True
+        self.grade_pct = route.grade_at(0.0)
+        self._started = False
+        #: called after every tick with the time, e.g. to write a CSV row; None costs nothing
+        self.observer: Callable[[float, Ecu], None] | None = None
+
+    def tick(self, now: float, transmit: bool) -> None:
+        app = self.held.get(now)
+        self.app_missing = app is None
+        self.app_pct = 0.0 if app is None else app
+        if self._started:
+            self.grade_pct = self.route.grade_at(self.state.distance_m)
+            self.state = model.step(self.params, self.state, self.app_pct, self.grade_pct, self.dt_s)
+        else:
+            self._started = True
+        if transmit:
+            self.transmitter.send(self.encode_speed(self.state.speed_kph))
+        if self.observer is not None:
+            self.observer(now, self)
+
+    def status_line(self) -> str:
+        app = "missing (coasting)" if self.app_missing else f"{self.app_pct:5.1f} %"
+        return (f"speed {self.state.speed_kph:6.2f} km/h | APP {app} | grade {self.grade_pct:+.1f} % "
+                f"| distance {self.state.distance_m:8.0f} m | {self.counters_text()}")

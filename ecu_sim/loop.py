@@ -1,0 +1,149 @@
+"""The fixed-rate schedule shared by the ECU and the CCM.
+
+Ticks fall on absolute deadlines ``t0 + k * period`` of the injected clock, never on "sleep for
+what is left of the period", so scheduling jitter does not accumulate into drift. A tick that
+starts so late that later slots have passed too does not produce a burst of frames: the overdue
+ticks still advance the node (so model time stays locked to the clock) but only the newest one
+transmits. The node always sees a fixed step; the measured interval never reaches the model.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ecu_sim.clock import Clock
+
+#: Fraction of the period after its deadline beyond which a tick counts as late.
+LATE_FRACTION = 0.1
+
+
+class Node(Protocol):
+    """One participant of the loop: an ECU or a CCM."""
+
+    def poll(self, timeout_s: float) -> None:
+        """Receive and handle at most one frame, waiting no longer than ``timeout_s``."""
+
+    def drain(self) -> None:
+        """Handle every frame that has already arrived, without waiting."""
+
+    def tick(self, now: float, transmit: bool) -> None:
+        """Advance one fixed step with the latest inputs; send the result when ``transmit``."""
+
+
+@dataclass
+class LoopStats:
+    ticks: int = 0
+    #: ticks that started more than LATE_FRACTION of a period after their deadline
+    late: int = 0
+    #: overdue ticks that advanced the node without transmitting (never sent as a burst)
+    skipped: int = 0
+    max_lateness_s: float = 0.0
+
+
+@dataclass
+class _Periodic:
+    every_n: int
+    due: int
+    callback: Callable[[float], None]
+
+
+class HeldInput:
+    """Sample and hold: the latest valid value counts until it is older than ``timeout_s``."""
+
+    __slots__ = ("received_at", "source", "timeout_s", "value")
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.value: float | None = None
+        self.received_at = 0.0
+        self.source: int | None = None
+
+    def update(self, value: float, now: float, source: int | None = None) -> None:
+        self.value = value
+        self.received_at = now
+        self.source = source
+
+    def get(self, now: float) -> float | None:
+        """The held value, or None when nothing valid arrived within the timeout (input missing)."""
+        # The nanosecond of slack keeps float rounding of "t0 + k * period" from deciding staleness.
+        if self.value is None or now - self.received_at > self.timeout_s + 1e-9:
+            return None
+        return self.value
+
+
+class TickLoop:
+    """Runs nodes on absolute deadlines; several nodes share one loop only in virtual time."""
+
+    def __init__(self, clock: Clock, period_s: float, nodes: Sequence[Node]) -> None:
+        if period_s <= 0:
+            raise ValueError(f"period must be > 0 s (got {period_s})")
+        if not nodes:
+            raise ValueError("a loop needs at least one node")
+        self.clock = clock
+        self.period_s = period_s
+        self.nodes = tuple(nodes)
+        self.stats = LoopStats()
+        self._stop = threading.Event()
+        self._start: float | None = None
+        self._k = 0
+        self._periodic: list[_Periodic] = []
+
+    def every(self, seconds: float, callback: Callable[[float], None]) -> None:
+        """Call ``callback(now)`` after every tick whose count is a multiple of ``seconds``."""
+        every_n = max(1, round(seconds / self.period_s))
+        self._periodic.append(_Periodic(every_n, every_n, callback))
+
+    def stop(self) -> None:
+        """Ask the loop to end after the current tick; safe from a signal handler or thread."""
+        self._stop.set()
+
+    def run(self, max_ticks: int | None = None) -> LoopStats:
+        """Tick until stopped or until ``max_ticks`` more ticks (transmitted or skipped) have run.
+
+        A second call continues on the same grid of deadlines where the first one stopped.
+        """
+        clock, period, stats = self.clock, self.period_s, self.stats
+        poll = self.nodes[0].poll
+        tolerance = LATE_FRACTION * period
+        if self._start is None:
+            self._start = clock.now()
+        start, k = self._start, self._k
+        end = None if max_ticks is None else k + max_ticks
+        while not self._stop.is_set() and (end is None or k < end):
+            deadline = start + k * period
+            clock.wait_until(deadline, poll)
+            now = clock.now()
+            lateness = now - deadline
+            if lateness > tolerance:
+                stats.late += 1
+                stats.max_lateness_s = max(stats.max_lateness_s, lateness)
+                if lateness >= period:
+                    overdue = int(lateness // period)
+                    if end is not None:
+                        overdue = min(overdue, end - k - 1)
+                    k += self._skip(overdue, now)
+            self._tick_all(now)
+            k += 1
+            stats.ticks = k
+            for periodic in self._periodic:
+                if k >= periodic.due:
+                    periodic.due += periodic.every_n * (1 + (k - periodic.due) // periodic.every_n)
+                    periodic.callback(now)
+        self._k = k
+        return stats
+
+    def _tick_all(self, now: float) -> None:
+        for node in self.nodes:
+            node.drain()
+            node.tick(now, True)
+
+    def _skip(self, overdue: int, now: float) -> int:
+        for _ in range(overdue):
+            for node in self.nodes:
+                node.drain()
+                node.tick(now, False)
+        self.stats.skipped += overdue
+        return overdue

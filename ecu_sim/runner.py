@@ -1,0 +1,129 @@
+"""Wiring: settings in, nodes on a bus on a loop out. The CLI commands only call these.
+
+Real-time runs, simulations and replays are built by the same functions here, so they share the
+codec, the nodes and the loop; only the clock and the bus differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+from ecu_sim import bus as canbus
+from ecu_sim.bus import Port, Transmitter
+from ecu_sim.ccm import Ccm
+from ecu_sim.clock import Clock, MonotonicClock
+from ecu_sim.config import Settings
+from ecu_sim.ecu import Ecu
+from ecu_sim.loop import TickLoop
+from ecu_sim.profile import Profile
+from ecu_sim.route import GradeSchedule
+from ecu_sim.service import Notifier
+
+log = logging.getLogger("ecu_sim")
+
+NodeKind = Literal["ecu", "ccm"]
+
+
+def load_profile(settings: Settings) -> Profile:
+    p = settings.profile
+    return Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
+
+
+def load_route(settings: Settings) -> GradeSchedule:
+    run = settings.run
+    if run.grade_file is not None:
+        return GradeSchedule.from_csv(run.grade_file)
+    if run.grade_pct is not None:
+        return GradeSchedule.constant(run.grade_pct)
+    return GradeSchedule.testbed()
+
+
+def make_ecu(clock: Clock, port: Port, profile: Profile, settings: Settings) -> Ecu:
+    run = settings.run
+    return Ecu(
+        clock, port, profile, Transmitter(port, profile.speed.frame_id, profile.speed.is_extended_id),
+        settings.truck, load_route(settings), run.initial_speed_kph, run.period_s,
+        run.input_timeout_s(run.app_timeout_s), settings.profile.app_source,
+    )
+
+
+def make_ccm(clock: Clock, port: Port, profile: Profile, settings: Settings) -> Ccm:
+    run = settings.run
+    return Ccm(
+        clock, port, profile, Transmitter(port, profile.app.frame_id, profile.app.is_extended_id),
+        settings.controller, run.set_speed_kph, run.period_s,
+        run.input_timeout_s(run.speed_timeout_s), settings.profile.speed_source,
+    )
+
+
+def max_ticks(settings: Settings) -> int | None:
+    duration = settings.run.duration_s
+    return None if duration is None else max(1, round(duration / settings.run.period_s))
+
+
+@contextmanager
+def stop_on_signals(loop: TickLoop) -> Iterator[None]:
+    """SIGINT and SIGTERM end the run after the current tick, so output is flushed and exit is 0."""
+    def handler(signum: int, frame: object) -> None:
+        log.info("%s received, stopping", signal.Signals(signum).name)
+        loop.stop()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
+    """Run one node on a real bus at the configured rate until stopped or the duration is over."""
+    profile = load_profile(settings)
+    options = canbus.resolve_bus_options(args, settings.bus)
+    bus = canbus.open_bus(options)
+    log.info("%s on %s %s, profile %s (%s)", kind.upper(), options.interface,
+             getattr(options, "channel", ""), profile.name, profile.dbc_path)
+    own = profile.speed if kind == "ecu" else profile.app
+    port = Port(bus, own_ids=[own.frame_id])
+    clock = MonotonicClock()
+    node: Ecu | Ccm = (make_ecu if kind == "ecu" else make_ccm)(clock, port, profile, settings)
+    loop = TickLoop(clock, settings.run.period_s, [node])
+    notifier = Notifier()
+    _report_status(loop, node, notifier, settings.run.status_interval_s)
+    try:
+        with stop_on_signals(loop):
+            stats = loop.run(max_ticks(settings))
+    finally:
+        notifier.stopping()
+        port.close()
+    log.info("stopped after %d ticks: %d late, %d skipped, %s", stats.ticks, stats.late,
+             stats.skipped, node.counters_text())
+    return 0
+
+
+def _report_status(loop: TickLoop, node: Ecu | Ccm, notifier: Notifier, interval_s: float) -> None:
+    """Once a second a status line (log and systemd STATUS=); every tick a watchdog kick.
+
+    READY=1 goes out after the first tick, i.e. once the bus is open and a frame has been sent.
+    """
+    ready = False
+
+    def each_tick(now: float) -> None:
+        nonlocal ready
+        if not ready:
+            ready = True
+            notifier.ready()
+        notifier.kick(now)
+
+    def status(now: float) -> None:
+        line = f"{node.status_line()} | late {loop.stats.late}"
+        log.info("%s", line)
+        notifier.status(line)
+
+    loop.every(loop.period_s, each_tick)
+    loop.every(interval_s, status)

@@ -1,0 +1,91 @@
+"""Opening the bus the python-can way, with the --iface shorthand and a default that works anywhere."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+
+import can
+import pytest
+
+from ecu_sim import bus
+from ecu_sim.errors import BusUnavailableError, ConfigError
+
+
+@pytest.fixture(autouse=True)
+def no_python_can_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CAN_INTERFACE", "CAN_CHANNEL", "CAN_BITRATE", "CAN_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(can.util, "load_file_config", lambda *a, **k: {})
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    bus.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_without_any_bus_option_the_default_is_udp_multicast_ipv4() -> None:
+    options = bus.resolve_bus_options(parse(), {})
+    assert (options.interface, options.channel) == ("udp_multicast", "239.74.163.2")
+
+
+def test_iface_is_shorthand_for_socketcan() -> None:
+    options = bus.resolve_bus_options(parse("--iface", "vcan0"), {})
+    assert (options.interface, options.channel) == ("socketcan", "vcan0")
+
+
+def test_iface_together_with_interface_is_refused() -> None:
+    with pytest.raises(ConfigError, match="--iface"):
+        bus.resolve_bus_options(parse("--iface", "vcan0", "-i", "pcan"), {})
+
+
+def test_standard_python_can_options_pass_through() -> None:
+    options = bus.resolve_bus_options(parse("-i", "pcan", "-c", "PCAN_USBBUS1", "-b", "250000"), {})
+    assert (options.interface, options.channel, options.bitrate) == ("pcan", "PCAN_USBBUS1", 250000)
+
+
+def test_python_can_environment_configuration_is_respected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAN_INTERFACE", "virtual")
+    assert "interface" not in bus.resolve_bus_options(parse(), {})
+
+
+def test_config_file_bus_section_fills_what_the_command_line_leaves_open() -> None:
+    options = bus.resolve_bus_options(parse("-c", "can0"), {"interface": "socketcan", "channel": "can9",
+                                                            "receive_own_messages": "False"})
+    assert (options.interface, options.channel, options.bus_kwargs) == (
+        "socketcan", "can0", {"receive_own_messages": False})
+
+
+def test_a_missing_socketcan_interface_says_how_to_create_it() -> None:
+    options = argparse.Namespace(interface="socketcan", channel="vcan0")
+    err = bus._unavailable(options, OSError(errno.ENODEV, "No such device"))
+    assert isinstance(err, BusUnavailableError)
+    assert "vcan0 does not exist; create it with `sudo ecu-sim link vcan0 --create`" in str(err)
+
+
+def test_a_kernel_without_socketcan_is_explained() -> None:
+    options = argparse.Namespace(interface="socketcan", channel="vcan0")
+    err = bus._unavailable(options, can.CanOperationError("x", error_code=errno.EAFNOSUPPORT))
+    assert "no SocketCAN support" in str(err)
+
+
+def test_an_unknown_interface_name_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigError, match="'nosuchbus'"):
+        bus.open_bus(argparse.Namespace(interface="nosuchbus", channel="x"))
+
+
+def test_port_drops_frames_carrying_its_own_identifier() -> None:
+    a = can.Bus(interface="virtual", channel="test-port-echo", receive_own_messages=False)
+    b = can.Bus(interface="virtual", channel="test-port-echo", receive_own_messages=False)
+    port = bus.Port(b, own_ids=[0x18FEF125])
+    try:
+        a.send(can.Message(arbitration_id=0x18FEF125, data=b"\xff" * 8))
+        a.send(can.Message(arbitration_id=0x18F00326, data=b"\xff" * 8))
+        assert port.recv(0.1) is None
+        received = port.recv(0.1)
+        assert received is not None and received.arbitration_id == 0x18F00326
+        assert (port.counters.echo, port.counters.rx) == (1, 1)
+    finally:
+        a.shutdown()
+        b.shutdown()

@@ -1,0 +1,114 @@
+"""The fixed-rate schedule: absolute deadlines, sample and hold, late-tick accounting."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecu_sim.clock import Poll, VirtualClock
+from ecu_sim.loop import HeldInput, TickLoop
+
+
+class RecordingNode:
+    def __init__(self) -> None:
+        self.ticks: list[tuple[float, bool]] = []
+        self.drains = 0
+
+    def poll(self, timeout_s: float) -> None:
+        pass
+
+    def drain(self) -> None:
+        self.drains += 1
+
+    def tick(self, now: float, transmit: bool) -> None:
+        self.ticks.append((now, transmit))
+
+
+class StallingClock(VirtualClock):
+    """A virtual clock that loses ``stall_s`` once, at the given wait, like a preempted process."""
+
+    def __init__(self, stall_at_wait: int, stall_s: float) -> None:
+        super().__init__()
+        self.waits = 0
+        self.stall_at_wait = stall_at_wait
+        self.stall_s = stall_s
+
+    def wait_until(self, deadline: float, poll: Poll) -> None:
+        super().wait_until(deadline, poll)
+        self.waits += 1
+        if self.waits == self.stall_at_wait:
+            self._now += self.stall_s
+
+
+def test_ticks_fall_on_absolute_deadlines_of_the_period() -> None:
+    node = RecordingNode()
+    TickLoop(VirtualClock(100.0), 0.1, [node]).run(max_ticks=5)
+    assert [round(t, 9) for t, _ in node.ticks] == [100.0, 100.1, 100.2, 100.3, 100.4]
+
+
+def test_every_tick_drains_input_before_it_ticks() -> None:
+    node = RecordingNode()
+    TickLoop(VirtualClock(), 0.1, [node]).run(max_ticks=3)
+    assert node.drains == 3
+
+
+def test_a_late_tick_is_counted_and_overdue_slots_are_not_sent_as_a_burst() -> None:
+    node = RecordingNode()
+    loop = TickLoop(StallingClock(stall_at_wait=3, stall_s=0.25), 0.1, [node])
+    stats = loop.run(max_ticks=10)
+    transmitted = [t for t, sent in node.ticks if sent]
+    assert stats.late == 1
+    assert stats.skipped == 2
+    assert len(node.ticks) == 10
+    assert len(transmitted) == 8
+    assert stats.max_lateness_s == pytest.approx(0.25)
+
+
+def test_after_a_stall_the_schedule_returns_to_the_original_grid() -> None:
+    node = RecordingNode()
+    TickLoop(StallingClock(stall_at_wait=3, stall_s=0.25), 0.1, [node]).run(max_ticks=10)
+    last_deadlines = [round(t, 9) for t, _ in node.ticks[-3:]]
+    assert last_deadlines == [0.7, 0.8, 0.9]
+
+
+def test_a_tick_within_a_tenth_of_a_period_is_not_late() -> None:
+    node = RecordingNode()
+    stats = TickLoop(StallingClock(stall_at_wait=2, stall_s=0.009), 0.1, [node]).run(max_ticks=4)
+    assert stats.late == 0
+
+
+def test_periodic_callbacks_run_every_n_seconds_of_ticks() -> None:
+    calls: list[float] = []
+    loop = TickLoop(VirtualClock(), 0.1, [RecordingNode()])
+    loop.every(1.0, calls.append)
+    loop.run(max_ticks=35)
+    assert [round(t, 9) for t in calls] == [0.9, 1.9, 2.9]
+
+
+def test_a_second_run_continues_on_the_same_grid() -> None:
+    node = RecordingNode()
+    loop = TickLoop(VirtualClock(), 0.1, [node])
+    loop.run(max_ticks=2)
+    loop.run(max_ticks=2)
+    assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2, 0.3]
+
+
+def test_stop_ends_the_loop_after_the_current_tick() -> None:
+    loop = TickLoop(VirtualClock(), 0.1, [RecordingNode()])
+    loop.every(0.5, lambda now: loop.stop())
+    assert loop.run().ticks == 5
+
+
+def test_held_input_is_missing_before_anything_arrives() -> None:
+    assert HeldInput(0.3).get(0.0) is None
+
+
+def test_held_input_holds_the_latest_value_until_the_timeout() -> None:
+    held = HeldInput(0.3)
+    held.update(40.0, now=1.0)
+    assert held.get(1.3) == 40.0
+
+
+def test_held_input_older_than_the_timeout_is_missing() -> None:
+    held = HeldInput(0.3)
+    held.update(40.0, now=1.0)
+    assert held.get(1.31) is None
