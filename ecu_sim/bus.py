@@ -152,6 +152,8 @@ class Port:
         self.bus = bus
         self.own_ids = frozenset(own_ids)
         self.counters = PortCounters()
+        #: listeners (e.g. a python-can Logger) shown every frame received and every frame sent
+        self.taps: list[can.Listener] = []
 
     def recv(self, timeout_s: float) -> can.Message | None:
         try:
@@ -160,6 +162,8 @@ class Port:
             raise BusUnavailableError(f"receiving from the bus failed: {exc}") from exc
         if msg is None:
             return None
+        for tap in self.taps:
+            tap.on_message_received(msg)
         if msg.is_error_frame:
             self.counters.error_frames += 1
             return None
@@ -179,6 +183,8 @@ class Port:
             log.debug("send failed: %s", exc)
             return
         self.counters.tx += 1
+        for tap in self.taps:
+            tap.on_message_received(msg)
 
     def close(self) -> None:
         self.bus.shutdown()
