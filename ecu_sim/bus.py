@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
-from collections.abc import Iterable, Mapping
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,14 +132,28 @@ def _errno_of(exc: BaseException | None) -> int | None:
     return None
 
 
+#: Error classes of a SocketCAN error frame (linux/can/error.h), in the bits of its identifier.
+ERROR_CLASSES: tuple[tuple[int, str], ...] = (
+    (0x001, "tx_timeout"), (0x002, "arbitration_lost"), (0x004, "controller"),
+    (0x008, "protocol"), (0x010, "transceiver"), (0x020, "no_ack"), (0x040, "bus_off"),
+    (0x080, "bus_error"), (0x100, "restarted"), (0x200, "counters"),
+)
+#: errno values of a send or receive that mean the interface went away (down, deleted, unplugged)
+_LOST = frozenset({errno.ENETDOWN, errno.ENODEV, errno.ENXIO, errno.EBADF, errno.ENETUNREACH})
+BACKOFF_INITIAL_S = 0.1
+BACKOFF_MAX_S = 5.0
+
+
 @dataclass
 class PortCounters:
     rx: int = 0
     tx: int = 0
     echo: int = 0
-    error_frames: int = 0
     tx_errors: int = 0
-    by_kind: dict[str, int] = field(default_factory=dict)
+    #: frames a tick wanted to send while the bus was down (dropped, never sent late)
+    tx_dropped: int = 0
+    reconnects: int = 0
+    error_frames: Counter[str] = field(default_factory=Counter)
 
 
 class Port:
@@ -146,26 +162,54 @@ class Port:
     udp_multicast (and some adapters) hand a process its own frames back. A frame carrying an
     identifier this node transmits is either that echo or another node using our address; it is
     dropped either way and counted, never decoded as input.
+
+    Given ``reopen``, a lost bus (interface down, deleted, adapter unplugged) does not end the
+    run: the port closes it, retries with exponential backoff while the loop keeps ticking, and
+    reports it. Frames due while the bus is down are dropped, so nothing stale is sent later.
     """
 
-    def __init__(self, bus: can.BusABC, own_ids: Iterable[int]) -> None:
-        self.bus = bus
+    def __init__(self, bus: can.BusABC, own_ids: Iterable[int],
+                 reopen: Callable[[], can.BusABC] | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.bus: can.BusABC | None = bus
         self.own_ids = frozenset(own_ids)
         self.counters = PortCounters()
         #: listeners (e.g. a python-can Logger) shown every frame received and every frame sent
         self.taps: list[can.Listener] = []
+        #: bumped on every reconnect, so transmitters know to set up again
+        self.generation = 0
+        self._reopen = reopen
+        self._monotonic = monotonic
+        self._backoff_s = BACKOFF_INITIAL_S
+        self._retry_at = 0.0
+        self._lost_at = 0.0
+
+    @property
+    def connected(self) -> bool:
+        return self.bus is not None
+
+    def state_text(self) -> str:
+        if self.bus is None:
+            return "bus down (reconnecting)"
+        errors = " ".join(f"{name} {count}" for name, count in sorted(self.counters.error_frames.items()))
+        return f"bus up{f' | errors {errors}' if errors else ''}"
 
     def recv(self, timeout_s: float) -> can.Message | None:
+        bus = self.bus
+        if bus is None:
+            self._wait_and_reconnect(timeout_s)
+            return None
         try:
-            msg = self.bus.recv(timeout_s)
-        except can.CanOperationError as exc:
-            raise BusUnavailableError(f"receiving from the bus failed: {exc}") from exc
+            msg = bus.recv(timeout_s)
+        except (can.CanOperationError, OSError) as exc:
+            self._lost(exc)
+            return None
         if msg is None:
             return None
         for tap in self.taps:
             tap.on_message_received(msg)
         if msg.is_error_frame:
-            self.counters.error_frames += 1
+            self._count_error_frame(msg)
             return None
         if msg.arbitration_id in self.own_ids:
             self.counters.echo += 1
@@ -174,20 +218,76 @@ class Port:
         return msg
 
     def send(self, msg: can.Message) -> None:
+        bus = self.bus
+        if bus is None:
+            self.counters.tx_dropped += 1
+            return
         try:
-            self.bus.send(msg)
-        except can.CanOperationError as exc:
-            # A full transmit queue (ENOBUFS) or a bus without acknowledgement: the next tick sends
-            # fresh data anyway, so count it and carry on.
-            self.counters.tx_errors += 1
-            log.debug("send failed: %s", exc)
+            bus.send(msg)
+        except (can.CanOperationError, OSError) as exc:
+            self._send_failed(exc)
             return
         self.counters.tx += 1
         for tap in self.taps:
             tap.on_message_received(msg)
 
+    def _send_failed(self, exc: Exception) -> None:
+        """A full transmit queue (ENOBUFS) or a missing acknowledgement only costs this frame."""
+        if _errno_of(exc) in _LOST:
+            self._lost(exc)
+            return
+        self.counters.tx_errors += 1
+        log.debug("send failed: %s", exc)
+
+    def _count_error_frame(self, msg: can.Message) -> None:
+        classes = [name for bit, name in ERROR_CLASSES if msg.arbitration_id & bit] or ["unspecified"]
+        for name in classes:
+            self.counters.error_frames[name] += 1
+        if "bus_off" in classes:
+            log.warning("controller is bus-off; it recovers by its restart-ms setting "
+                        "(e.g. `sudo ecu-sim link <iface> --restart-ms 100`)")
+        elif "restarted" in classes:
+            log.warning("controller restarted after bus-off")
+
+    def _lost(self, exc: BaseException) -> None:
+        if self._reopen is None:
+            raise BusUnavailableError(f"the bus failed: {exc}") from exc
+        log.warning("bus lost (%s); reconnecting with backoff", exc)
+        self._close_quietly()
+        self._lost_at = self._monotonic()
+        self._backoff_s = BACKOFF_INITIAL_S
+        self._retry_at = self._lost_at + self._backoff_s
+
+    def _wait_and_reconnect(self, timeout_s: float) -> None:
+        """Sleep at most ``timeout_s`` (the loop keeps its schedule), retrying when due."""
+        now = self._monotonic()
+        if now < self._retry_at:
+            time.sleep(min(timeout_s, self._retry_at - now))
+            return
+        assert self._reopen is not None
+        try:
+            self.bus = self._reopen()
+        except (BusUnavailableError, ConfigError) as exc:
+            self._backoff_s = min(2 * self._backoff_s, BACKOFF_MAX_S)
+            self._retry_at = self._monotonic() + self._backoff_s
+            log.debug("reconnect failed (%s); next try in %.1f s", exc, self._backoff_s)
+            return
+        self.generation += 1
+        self.counters.reconnects += 1
+        log.warning("bus back after %.1f s", self._monotonic() - self._lost_at)
+
+    def _close_quietly(self) -> None:
+        bus, self.bus = self.bus, None
+        if bus is not None:
+            try:
+                bus.shutdown()
+            except Exception as exc:  # a bus that just failed may fail to close too
+                log.debug("closing the lost bus: %s", exc)
+
     def close(self) -> None:
-        self.bus.shutdown()
+        if self.bus is not None:
+            self.bus.shutdown()
+            self.bus = None
 
 
 class Transmitter:
@@ -198,6 +298,71 @@ class Transmitter:
         self._arbitration_id = arbitration_id
         self._is_extended_id = is_extended_id
 
+    def _message(self, data: bytes) -> can.Message:
+        return can.Message(arbitration_id=self._arbitration_id, data=data,
+                           is_extended_id=self._is_extended_id, check=False)
+
     def send(self, data: bytes) -> None:
-        self._port.send(can.Message(arbitration_id=self._arbitration_id, data=data,
-                                    is_extended_id=self._is_extended_id, check=False))
+        self._port.send(self._message(data))
+
+
+class KernelTransmitter(Transmitter):
+    """Lets the kernel's broadcast manager (SocketCAN BCM) send the frame every period.
+
+    The on-wire period then does not depend on Python's scheduling. Each tick replaces the
+    payload (``modify_data``, an atomic swap in the kernel), so a frame always carries one whole
+    tick's value. Phase: the kernel's timer is started ``phase_s`` after a tick's deadline, so
+    each tick's update, done within a few milliseconds of its deadline, is in place before the
+    kernel's next send; every frame carries the newest completed tick, in order, with a fixed
+    ``phase_s`` of extra latency. A tick later than ``phase_s`` repeats the previous value once.
+    After a reconnect the timer is set up again with fresh data; it never replays old frames.
+    """
+
+    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool,
+                 period_s: float, phase_s: float) -> None:
+        super().__init__(port, arbitration_id, is_extended_id)
+        self._period_s = period_s
+        self._phase_s = phase_s
+        self._task: can.ModifiableCyclicTaskABC | None = None
+        self._generation = -1
+
+    def send(self, data: bytes) -> None:
+        port = self._port
+        if port.bus is None:
+            port.counters.tx_dropped += 1
+            return
+        msg = self._message(data)
+        try:
+            if self._task is None or self._generation != port.generation:
+                self._start(port.bus, msg)
+            else:
+                self._task.modify_data(msg)
+        except (can.CanOperationError, OSError) as exc:
+            self._task = None
+            port._send_failed(exc)
+            return
+        port.counters.tx += 1
+        for tap in port.taps:
+            tap.on_message_received(msg)
+
+    def _start(self, bus: can.BusABC, msg: can.Message) -> None:
+        time.sleep(self._phase_s)  # once per connection: sets the kernel timer's phase to the ticks
+        task = bus.send_periodic(msg, self._period_s)
+        if not isinstance(task, can.ModifiableCyclicTaskABC):
+            raise BusUnavailableError("this bus cannot modify periodic frames; use --tx-mode user")
+        self._task = task
+        self._generation = self._port.generation
+
+
+def make_transmitter(port: Port, arbitration_id: int, is_extended_id: bool, period_s: float,
+                     mode: str) -> Transmitter:
+    """``auto`` uses the kernel's broadcast manager on SocketCAN and user space elsewhere."""
+    kernel = mode == "kernel" or (mode == "auto" and getattr(port.bus, "channel_info", "")
+                                  .startswith("socketcan"))
+    if kernel:
+        return KernelTransmitter(port, arbitration_id, is_extended_id, period_s, KERNEL_PHASE * period_s)
+    return Transmitter(port, arbitration_id, is_extended_id)
+
+
+#: Fraction of the period by which the kernel's sends follow the ticks' deadlines.
+KERNEL_PHASE = 0.25

@@ -51,6 +51,8 @@ class RunSettings:
     duration_s: float | None = None
     status_interval_s: float = 1.0
     log_level: str = "info"
+    #: auto: the kernel's broadcast manager sends on SocketCAN, user space elsewhere; or kernel, user
+    tx_mode: str = "auto"
 
     def input_timeout_s(self, explicit: float | None) -> float:
         """An input is missing once older than this; default three periods, as the issue asks."""
@@ -70,6 +72,8 @@ class RunSettings:
             found.append(f"set_speed_kph must be within 0..250 (got {self.set_speed_kph})")
         if self.grade_pct is not None and self.grade_file is not None:
             found.append("grade_pct and grade_file exclude each other: give one")
+        if self.tx_mode not in ("auto", "kernel", "user"):
+            found.append(f"tx_mode must be auto, kernel or user (got {self.tx_mode!r})")
         if self.log_level.lower() not in ("debug", "info", "warning", "error"):
             found.append(f"log_level must be debug, info, warning or error (got {self.log_level!r})")
         return found

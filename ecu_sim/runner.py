@@ -14,13 +14,13 @@ from contextlib import contextmanager
 from typing import Literal
 
 from ecu_sim import bus as canbus
-from ecu_sim.bus import Port, Transmitter
+from ecu_sim.bus import Port, Transmitter, make_transmitter
 from ecu_sim.ccm import Ccm
 from ecu_sim.clock import Clock, MonotonicClock
 from ecu_sim.config import Settings
 from ecu_sim.ecu import Ecu
 from ecu_sim.loop import TickLoop
-from ecu_sim.profile import Profile
+from ecu_sim.profile import Profile, RoleCodec
 from ecu_sim.route import GradeSchedule
 from ecu_sim.service import Notifier
 
@@ -43,10 +43,16 @@ def load_route(settings: Settings) -> GradeSchedule:
     return GradeSchedule.testbed()
 
 
+def _transmitter(port: Port, role: RoleCodec, settings: Settings) -> Transmitter:
+    return make_transmitter(port, role.frame_id, role.is_extended_id, settings.run.period_s,
+                            settings.run.tx_mode)
+
+
 def make_ecu(clock: Clock, port: Port, profile: Profile, settings: Settings) -> Ecu:
     run = settings.run
     return Ecu(
-        clock, port, profile, Transmitter(port, profile.speed.frame_id, profile.speed.is_extended_id),
+        clock, port, profile,
+        _transmitter(port, profile.speed, settings),
         settings.truck, load_route(settings), run.initial_speed_kph, run.period_s,
         run.input_timeout_s(run.app_timeout_s), settings.profile.app_source,
     )
@@ -55,7 +61,8 @@ def make_ecu(clock: Clock, port: Port, profile: Profile, settings: Settings) -> 
 def make_ccm(clock: Clock, port: Port, profile: Profile, settings: Settings) -> Ccm:
     run = settings.run
     return Ccm(
-        clock, port, profile, Transmitter(port, profile.app.frame_id, profile.app.is_extended_id),
+        clock, port, profile,
+        _transmitter(port, profile.app, settings),
         settings.controller, run.set_speed_kph, run.period_s,
         run.input_timeout_s(run.speed_timeout_s), settings.profile.speed_source,
     )
@@ -89,7 +96,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     log.info("%s on %s %s, profile %s (%s)", kind.upper(), options.interface,
              getattr(options, "channel", ""), profile.name, profile.dbc_path)
     own = profile.speed if kind == "ecu" else profile.app
-    port = Port(bus, own_ids=[own.frame_id])
+    port = Port(bus, own_ids=[own.frame_id], reopen=lambda: canbus.open_bus(options))
     clock = MonotonicClock()
     node: Ecu | Ccm = (make_ecu if kind == "ecu" else make_ccm)(clock, port, profile, settings)
     loop = TickLoop(clock, settings.run.period_s, [node])
@@ -121,7 +128,7 @@ def _report_status(loop: TickLoop, node: Ecu | Ccm, notifier: Notifier, interval
         notifier.kick(now)
 
     def status(now: float) -> None:
-        line = f"{node.status_line()} | late {loop.stats.late}"
+        line = f"{node.status_line()} | late {loop.stats.late} | {node.port.state_text()}"
         log.info("%s", line)
         notifier.status(line)
 

@@ -89,3 +89,99 @@ def test_port_drops_frames_carrying_its_own_identifier() -> None:
     finally:
         a.shutdown()
         b.shutdown()
+
+
+class FailingBus(can.BusABC):
+    """A bus whose interface has gone away: every receive and send fails like a downed SocketCAN."""
+
+    def __init__(self, code: int = errno.ENETDOWN) -> None:
+        super().__init__(channel="failing")
+        self.code = code
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        raise can.CanOperationError("Network is down", error_code=self.code)
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        raise can.CanOperationError("Network is down", error_code=self.code)
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_lost_bus_without_reopen_is_fatal() -> None:
+    port = bus.Port(FailingBus(), own_ids=[])
+    with pytest.raises(BusUnavailableError):
+        port.recv(0.0)
+
+
+def test_a_lost_bus_is_reopened_after_a_backoff() -> None:
+    clock = FakeTime()
+    replacement = can.Bus(interface="virtual", channel="test-reopen")
+    port = bus.Port(FailingBus(), own_ids=[], reopen=lambda: replacement, monotonic=clock)
+    try:
+        port.recv(0.0)
+        assert not port.connected
+        clock.now = bus.BACKOFF_INITIAL_S
+        port.recv(0.0)
+        assert port.connected and port.counters.reconnects == 1 and port.generation == 1
+    finally:
+        replacement.shutdown()
+
+
+def test_frames_due_while_the_bus_is_down_are_dropped_not_queued() -> None:
+    port = bus.Port(FailingBus(), own_ids=[], reopen=FailingBus, monotonic=FakeTime())
+    port.recv(0.0)
+    port.send(can.Message(arbitration_id=1, data=b""))
+    assert (port.counters.tx, port.counters.tx_dropped) == (0, 1)
+
+
+def test_failed_reconnects_back_off_exponentially() -> None:
+    clock = FakeTime()
+
+    def reopen() -> can.BusABC:
+        raise BusUnavailableError("still gone")
+
+    port = bus.Port(FailingBus(), own_ids=[], reopen=reopen, monotonic=clock)
+    port.recv(0.0)
+    retries = []
+    for _ in range(8):
+        clock.now = port._retry_at
+        port.recv(0.0)
+        retries.append(round(port._retry_at - clock.now, 3))
+    assert retries == [0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0, 5.0]
+
+
+def test_a_full_transmit_queue_is_counted_not_fatal() -> None:
+    port = bus.Port(FailingBus(errno.ENOBUFS), own_ids=[])
+    port.send(can.Message(arbitration_id=1, data=b""))
+    assert (port.counters.tx_errors, port.connected) == (1, True)
+
+
+def test_error_frames_are_counted_by_class_and_not_passed_on() -> None:
+    a = can.Bus(interface="virtual", channel="test-error-frames")
+    b = can.Bus(interface="virtual", channel="test-error-frames")
+    port = bus.Port(b, own_ids=[])
+    try:
+        a.send(can.Message(arbitration_id=0x040, is_error_frame=True, is_extended_id=False, data=b""))
+        a.send(can.Message(arbitration_id=0x0A0, is_error_frame=True, is_extended_id=False, data=b""))
+        assert port.recv(0.1) is None and port.recv(0.1) is None
+        assert dict(port.counters.error_frames) == {"bus_off": 1, "no_ack": 1, "bus_error": 1}
+        assert "errors bus_error 1 bus_off 1 no_ack 1" in port.state_text()
+    finally:
+        a.shutdown()
+        b.shutdown()
+
+
+def test_the_kernel_transmitter_is_chosen_on_socketcan_only() -> None:
+    virtual = can.Bus(interface="virtual", channel="test-tx-mode")
+    try:
+        port = bus.Port(virtual, own_ids=[])
+        assert type(bus.make_transmitter(port, 1, True, 0.1, "auto")) is bus.Transmitter
+        assert isinstance(bus.make_transmitter(port, 1, True, 0.1, "kernel"), bus.KernelTransmitter)
+    finally:
+        virtual.shutdown()

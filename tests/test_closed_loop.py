@@ -83,7 +83,7 @@ def test_ecu_coasts_when_app_goes_stale() -> None:
 
 def test_not_available_app_means_coasting_at_once() -> None:
     sim = simulation.build(settings(grade_pct=0.0), Driver("none"))
-    channel = sim.ports[0].bus.channel_id  # type: ignore[attr-defined]
+    channel = sim.ports[0].bus.channel_id  # type: ignore[union-attr]
     sender = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
     try:
         ecu = sim.ecu

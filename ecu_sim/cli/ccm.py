@@ -2,7 +2,7 @@
 
 Examples:
   ecu-sim ccm --set-speed 90
-  ecu-sim ccm --iface vcan0 --set-speed 90 --kp 8 --ki 0.6
+  ecu-sim ccm --iface vcan0 --set-speed 90 --kp 20 --ki 2
 """
 
 from __future__ import annotations

@@ -30,6 +30,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                help="stop after S seconds (default: run until SIGINT/SIGTERM)")
     add_option(run, "--period", key="run.period_s", type=float, metavar="S",
                help="loop period in seconds (default 0.1, i.e. 10 Hz)")
+    add_option(run, "--tx-mode", key="run.tx_mode", choices=("auto", "kernel", "user"),
+               help="who times the transmissions: auto (default) = the kernel's broadcast manager on "
+                    "SocketCAN, this process elsewhere")
     add_option(run, "--log-level", key="run.log_level", choices=("debug", "info", "warning", "error"),
                help="default info: one status line a second")
 
