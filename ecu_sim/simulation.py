@@ -1,31 +1,164 @@
 """Virtual-time runs: the real nodes, codec and loop on an in-process bus, as fast as the CPU allows.
 
-Each node gets its own python-can ``virtual`` bus on a channel private to the run, so frames
-really are encoded, queued and decoded as on a wire, and parallel simulations never hear each
-other. The nodes are ticked in a fixed order (ECU, then CCM or pedal) on one virtual clock, which
-makes every run bit-for-bit repeatable.
+Every frame really is encoded by the sender's codec and decoded by the receiver's, through the
+same ports, nodes and loop as a real-time run; only the clock and the bus differ. The nodes are
+ticked in a fixed order (ECU, then CCM or pedal) on one virtual clock, which makes every run
+bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identical runs:
+
+- ``link="virtual"`` (the default, used by the tests): python-can's own ``virtual`` interface on a
+  channel private to the run, so the closed-loop specification runs on a stock python-can bus.
+  It deep-copies every frame and passes it through a locked ``queue.Queue``, which costs more
+  than the nodes' own work: about 5,000 loop ticks per second.
+- ``link="direct"`` (``ecu-sim simulate``): :class:`InProcessBus`, a minimal ``can.BusABC`` on a
+  :class:`InProcessLink` that hands each frame to the other members' deques by reference. This
+  is safe here because a transmitter builds a fresh ``can.Message`` for every send and nobody
+  mutates a frame after sending or receiving it, and because one thread ticks every node, so no
+  lock is needed. It is what lets a simulation run ten times faster (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Literal
 
 import can
 
 from ecu_sim.bus import Port, Transmitter
+from ecu_sim.ccm import Ccm
 from ecu_sim.clock import VirtualClock
 from ecu_sim.config import Settings
 from ecu_sim.ecu import Ecu
 from ecu_sim.loop import Node, TickLoop
-from ecu_sim.profile import Profile
+from ecu_sim.profile import Profile, RoleCodec
 from ecu_sim.runner import load_profile, make_ccm, make_ecu, max_ticks
 
 CSV_HEADER = "t_s,speed_kph,app_pct,grade_pct,distance_m\n"
 _channels = itertools.count()
+
+#: "virtual": python-can's virtual interface (copies every frame); "direct": InProcessBus
+Link = Literal["virtual", "direct"]
+
+
+#: every attribute of a python-can 4 Message; _Frame below sets exactly these
+_MESSAGE_SLOTS = frozenset({
+    "timestamp", "arbitration_id", "is_extended_id", "is_remote_frame", "is_error_frame", "channel",
+    "dlc", "data", "is_fd", "is_rx", "bitrate_switch", "error_state_indicator",
+})
+
+
+class _Frame(can.Message):
+    """A can.Message built without the general constructor's keyword handling: 40 % cheaper.
+
+    Only used when python-can's Message has exactly the slots set here (checked at import), so a
+    future python-can with another field falls back to the ordinary constructor.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, arbitration_id: int, data: bytes, is_extended_id: bool) -> None:
+        self.timestamp = 0.0
+        self.arbitration_id = arbitration_id
+        self.is_extended_id = is_extended_id
+        self.is_remote_frame = False
+        self.is_error_frame = False
+        self.channel = None
+        self.is_fd = False
+        self.is_rx = True
+        self.bitrate_switch = False
+        self.error_state_indicator = False
+        self.data = bytearray(data)
+        self.dlc = len(data)
+
+
+def _plain_frame(arbitration_id: int, data: bytes, is_extended_id: bool) -> can.Message:
+    return can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=is_extended_id,
+                       check=False)
+
+
+_new_frame: Callable[[int, bytes, bool], can.Message] = (
+    _Frame if set(can.Message.__slots__) - {"__weakref__"} == _MESSAGE_SLOTS else _plain_frame)
+
+
+class DirectTransmitter(Transmitter):
+    """The user-space transmitter for an :class:`InProcessBus`: the same port, a cheaper frame."""
+
+    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool) -> None:
+        super().__init__(port, arbitration_id, is_extended_id)
+        self._send = port.send
+        self._frame_id = arbitration_id
+        self._extended = is_extended_id
+
+    def send(self, data: bytes) -> None:
+        self._send(_new_frame(self._frame_id, data, self._extended))
+
+
+class InProcessLink:
+    """A private CAN segment inside one process: what one member sends, every other one receives.
+
+    Frames carry the virtual time of their sending as timestamp, so a tap that records them
+    (a python-can Logger on a port) writes simulated time, not the wall clock.
+    """
+
+    def __init__(self, clock: VirtualClock, channel: str) -> None:
+        self.clock = clock
+        self.channel = channel
+        self.members: list[InProcessBus] = []
+
+    def bus(self) -> InProcessBus:
+        return InProcessBus(self)
+
+    def _rewire(self) -> None:
+        for member in self.members:
+            member._peers = [other._queue for other in self.members if other is not member]
+
+
+class InProcessBus(can.BusABC):
+    """One member of an :class:`InProcessLink`: frames by reference, no copy, no lock, no wait.
+
+    ``recv`` never blocks: in virtual time everything due has been sent before the loop drains,
+    so waiting could only ever return nothing. Receive filters are honoured as on any bus.
+    """
+
+    def __init__(self, link: InProcessLink) -> None:
+        self._link = link
+        self._queue: deque[can.Message] = deque()
+        self._peers: list[deque[can.Message]] = []
+        self._now = link.clock.now
+        self.channel_info = f"in-process link {link.channel}"
+        super().__init__(channel=link.channel)
+        link.members.append(self)
+        link._rewire()
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        msg.timestamp = self._now()
+        for queue in self._peers:
+            queue.append(msg)
+
+    def recv(self, timeout: float | None = None) -> can.Message | None:
+        queue = self._queue
+        if self._filters is None:
+            return queue.popleft() if queue else None
+        while queue:
+            msg = queue.popleft()
+            if self._matches_filters(msg):
+                return msg
+        return None
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        return self.recv(0.0), True
+
+    def shutdown(self) -> None:
+        link = self._link
+        if self in link.members:
+            link.members.remove(self)
+            link._rewire()
+        self._queue.clear()
+        super().shutdown()
 
 
 class ConstantPedal:
@@ -65,16 +198,28 @@ class Simulation:
             port.close()
 
 
-def build(settings: Settings, driver: Driver, profile: Profile | None = None) -> Simulation:
-    """An ECU and its driver on a private virtual bus, on one virtual clock."""
+def build(settings: Settings, driver: Driver, profile: Profile | None = None,
+          link: Link = "virtual") -> Simulation:
+    """An ECU and its driver on a private bus of the given ``link`` kind, on one virtual clock."""
     profile = profile or load_profile(settings)
+    # Frames are always sent from the loop: the kernel's broadcast manager has no virtual time.
+    settings = dataclasses.replace(settings, run=dataclasses.replace(settings.run, tx_mode="user"))
     channel = f"ecu-sim-{os.getpid()}-{next(_channels)}"
     clock = VirtualClock()
+    direct = InProcessLink(clock, channel) if link == "direct" else None
 
     def port(own_id: int) -> Port:
-        bus = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
+        bus: can.BusABC
+        if direct is not None:
+            bus = direct.bus()
+        else:
+            bus = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
         ports.append(Port(bus, [own_id]))
         return ports[-1]
+
+    def transmitter(port: Port, role: RoleCodec) -> Transmitter:
+        kind = DirectTransmitter if direct is not None else Transmitter
+        return kind(port, role.frame_id, role.is_extended_id)
 
     ports: list[Port] = []
     ecu = make_ecu(clock, port(profile.speed.frame_id), profile, settings)
@@ -82,9 +227,15 @@ def build(settings: Settings, driver: Driver, profile: Profile | None = None) ->
     if driver.kind == "ccm":
         nodes.append(make_ccm(clock, port(profile.app.frame_id), profile, settings))
     elif driver.kind == "pedal":
-        app = profile.app
-        transmitter = Transmitter(port(app.frame_id), app.frame_id, app.is_extended_id)
-        nodes.append(ConstantPedal(transmitter, profile.app.encode, driver.app_pct))
+        nodes.append(ConstantPedal(transmitter(port(profile.app.frame_id), profile.app),
+                                   profile.app.encode, driver.app_pct))
+    if direct is not None:
+        # The runner's wiring picks the transmitter for a real bus; on the in-process link the
+        # nodes get the cheaper frames of DirectTransmitter, sent through the very same port.
+        ecu.transmitter = transmitter(ecu.port, profile.speed)
+        for node in nodes[1:]:
+            if isinstance(node, Ccm):
+                node.transmitter = transmitter(node.port, profile.app)
     return Simulation(TickLoop(clock, settings.run.period_s, nodes), ecu, ports)
 
 
@@ -100,9 +251,10 @@ def csv_writer(out: IO[str]) -> Callable[[float, Ecu], None]:
     return row
 
 
-def run(settings: Settings, driver: Driver, out: IO[str] | None = None) -> Simulation:
+def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
+        link: Link = "virtual") -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time."""
-    simulation = build(settings, driver)
+    simulation = build(settings, driver, link=link)
     if out is not None:
         simulation.ecu.observer = csv_writer(out)
     ticks = max_ticks(settings) or round(3600 / settings.run.period_s)
