@@ -151,6 +151,15 @@ def _derived(params: TruckParams) -> _Derived:
     return derived
 
 
+#: (grade_pct, derived constants, grade force) of the latest grade: routes hold a grade for many ticks
+_last_grade: tuple[float, _Derived | None, float] = (math.nan, None, 0.0)
+
+
+def _remember_grade(grade_pct: float, derived: _Derived, f_g: float) -> None:
+    global _last_grade
+    _last_grade = (grade_pct, derived, f_g)
+
+
 def step(params: TruckParams, state: TruckState, app_pct: float, grade_pct: float, dt_s: float) -> TruckState:
     """Advance the truck by one fixed tick of ``dt_s`` seconds with constant APP and grade over the tick.
 
@@ -173,13 +182,24 @@ def step(params: TruckParams, state: TruckState, app_pct: float, grade_pct: floa
     """
     if not dt_s > 0.0:
         raise ValueError(f"dt_s must be > 0 (got {dt_s!r})")
-    d = _derived(params)
+    # The hot path of every simulation: the parameter set and the grade change rarely, so both are
+    # looked up by identity and equality in front of the caches instead of recomputed; comparisons
+    # replace min/max/isnan calls. The arithmetic, and so every result bit, is unchanged.
+    last = _last
+    d = last[1] if last is not None and last[0] is params else _derived(params)
 
-    app = min(max(0.0, app_pct), 100.0)  # max(0.0, nan) is 0.0: NaN counts as a released pedal
+    app = app_pct if app_pct > 0.0 else 0.0  # a NaN fails the comparison: it counts as a released pedal
+    if app > 100.0:
+        app = 100.0
     pt = app * d.power_w_per_pct
-    if math.isnan(grade_pct):
-        raise ValueError("grade_pct must not be NaN")
-    f_g = d.weight_n * math.sin(math.atan(grade_pct / 100.0))
+    grade = _last_grade
+    if grade[0] == grade_pct and grade[1] is d:
+        f_g = grade[2]
+    else:
+        if grade_pct != grade_pct:
+            raise ValueError("grade_pct must not be NaN")
+        f_g = d.weight_n * math.sin(math.atan(grade_pct / 100.0))
+        _remember_grade(grade_pct, d, f_g)
     a_n = d.a_n
     b = d.b_si
     c = d.c_si
