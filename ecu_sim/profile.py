@@ -12,6 +12,8 @@ import enum
 import importlib.resources
 import importlib.resources.abc
 import math
+import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -91,6 +93,39 @@ def _j1939_raw_classes(length: int) -> tuple[int, int, int]:
     return all_ones, all_ones + 1, all_ones + 1
 
 
+_STRUCT_CODES: Final = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def _window_reader(
+    first: int, stop: int, order: Literal["little", "big"]
+) -> Callable[[bytes | bytearray, int], tuple[int, ...]]:
+    """``read(data, first)[0]`` is the unsigned integer in ``data[first:stop]`` in that byte order."""
+    code = _STRUCT_CODES.get(stop - first)
+    if code is not None:
+        unpack_from: Callable[[bytes | bytearray, int], tuple[int, ...]] = struct.Struct(
+            ("<" if order == "little" else ">") + code
+        ).unpack_from
+        return unpack_from
+
+    def read(data: bytes | bytearray, offset: int) -> tuple[int, ...]:
+        return (int.from_bytes(data[offset : offset + stop - first], order),)
+
+    return read
+
+
+def _frame_packer(length: int, order: Literal["little", "big"]) -> Callable[[int], bytes]:
+    """``pack(n)`` is ``n.to_bytes(length, order)`` for 0 <= n < 2 ** (8 * length)."""
+    code = _STRUCT_CODES.get(length)
+    if code is not None:
+        pack: Callable[[int], bytes] = struct.Struct(("<" if order == "little" else ">") + code).pack
+        return pack
+
+    def to_bytes(value: int) -> bytes:
+        return value.to_bytes(length, order)
+
+    return to_bytes
+
+
 class RoleCodec:
     """Encoder/decoder for the one signal that plays a role (speed or APP) in its message.
 
@@ -120,10 +155,12 @@ class RoleCodec:
         "_na_bits",
         "_na_lo",
         "_offset",
+        "_pack",
         "_phys_hi",
         "_phys_lo",
         "_raw_hi",
         "_raw_lo",
+        "_read",
         "_sa_cache",
         "_scale",
         "_sign_bit",
@@ -197,6 +234,11 @@ class RoleCodec:
             self._enc_shift = 8 * message.length - msb - nbits
         self._dec_first = first
         self._dec_last = last + 1
+        # A field window of 1, 2, 4 or 8 bytes (every byte-aligned J1939 parameter, and most others)
+        # is read with a precompiled struct, a whole frame of such a length is written with one:
+        # several times cheaper than slicing plus int.from_bytes/to_bytes, with the same bits.
+        self._read = _window_reader(first, last + 1, self._dec_order)
+        self._pack = _frame_packer(message.length, self._enc_order)
         self.min_length: int = last + 1
         if self.min_length > message.length:
             raise ValueError(
@@ -278,15 +320,13 @@ class RoleCodec:
             bits = raw & self._mask
         else:
             bits = self._na_bits
-        return (self._template | (bits << self._enc_shift)).to_bytes(self.length, self._enc_order)
+        return self._pack(self._template | (bits << self._enc_shift))
 
     def decode(self, data: bytes | bytearray) -> float | Invalid:
         """Physical value, or the reason there is none (never a sentinel number like 255.99 km/h)."""
         if len(data) < self.min_length:
             return Invalid.SHORT_FRAME
-        bits = (
-            int.from_bytes(data[self._dec_first : self._dec_last], self._dec_order) >> self._dec_shift
-        ) & self._mask
+        bits = (self._read(data, self._dec_first)[0] >> self._dec_shift) & self._mask
         if bits >= self._error_lo:
             return Invalid.NOT_AVAILABLE if bits >= self._na_lo else Invalid.ERROR_INDICATOR
         raw = bits - (self._sign_bit << 1) if bits & self._sign_bit else bits
