@@ -16,6 +16,8 @@ from ecu_sim.profile import Profile
 
 
 class Ccm(InputNode):
+    source_option = "--speed-source"
+
     def __init__(
         self,
         clock: Clock,
@@ -28,7 +30,7 @@ class Ccm(InputNode):
         speed_timeout_s: float,
         speed_source: int | None = None,
     ) -> None:
-        super().__init__(clock, port, profile.speed, transmitter, speed_timeout_s, speed_source)
+        super().__init__(clock, port, profile.speed, transmitter, speed_timeout_s, dt_s, speed_source)
         self.params = params
         self.set_speed_kph = set_speed_kph
         self.dt_s = dt_s
@@ -42,7 +44,7 @@ class Ccm(InputNode):
         return self.speed_kph is not None
 
     def tick(self, now: float, transmit: bool) -> None:
-        self.speed_kph = speed = self.held.get(now)
+        self.speed_kph = speed = self.held.get(self.tick_index)
         if speed is None:
             self.app_pct = 0.0
             self.pi_state = PiState()
@@ -50,7 +52,8 @@ class Ccm(InputNode):
             self.app_pct, self.pi_state = controller.step(
                 self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
         if transmit:
-            self.transmitter.send(self.encode_app(self.app_pct))
+            self.send(self.encode_app(self.app_pct))
+        self.end_tick(transmit)
 
     def status_line(self) -> str:
         speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"

@@ -33,7 +33,7 @@ class Ecu(InputNode):
         app_timeout_s: float,
         app_source: int | None = None,
     ) -> None:
-        super().__init__(clock, port, profile.app, transmitter, app_timeout_s, app_source)
+        super().__init__(clock, port, profile.app, transmitter, app_timeout_s, dt_s, app_source)
         self.params = params
         self.route = route
         self.dt_s = dt_s
@@ -47,7 +47,7 @@ class Ecu(InputNode):
         self.observer: Callable[[float, Ecu], None] | None = None
 
     def tick(self, now: float, transmit: bool) -> None:
-        app = self.held.get(now)
+        app = self.held.get(self.tick_index)
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
         if self._started:
@@ -56,7 +56,8 @@ class Ecu(InputNode):
         else:
             self._started = True
         if transmit:
-            self.transmitter.send(self.encode_speed(self.state.speed_kph))
+            self.send(self.encode_speed(self.state.speed_kph))
+        self.end_tick(transmit)
         if self.observer is not None:
             self.observer(now, self)
 

@@ -1,13 +1,31 @@
 """What the ECU and the CCM share: turning received frames into one held input, and counting.
 
 A node listens for exactly one role (the ECU for APP, the CCM for speed) and sends the other.
-Every frame that is not a clean value of that role is counted by kind and otherwise ignored, so
-nothing on the bus can disturb the loop; only values the codec accepts reach the held input.
+Every received frame lands in exactly one bucket, so nothing on the bus can disturb the loop:
+
+- ``other``: a frame of another message (other nodes' traffic, floods), ignored;
+- ``invalid`` by kind: a frame of the input role that carries no usable value. ``remote_frame``,
+  ``fd_frame`` (CAN FD where the DBC defines a classic frame), ``wrong_source`` (filtered out by
+  ``--app-source``/``--speed-source``), and the codec's ``short_frame``, ``out_of_range``,
+  ``error_indicator`` and ``not_available``. Only the last two change anything: the sender says
+  it has no value, so the input is missing at once instead of after the hold time;
+- accepted: a clean value, which becomes the held input.
+
+Error frames and our own echoes never get here: the port drops and counts them. Two source
+addresses sending the input role within one period (a conflict or a spoof) are reported.
+
+Time of the held input is counted in ticks, not seconds: a frame handled before tick ``k`` is
+used from tick ``k`` on and held for ``floor(timeout / period)`` more ticks. That is the same
+rule in real and in virtual time, and it is what makes a recorded run replayable bit for bit:
+which tick a frame fell before is all that has to be recorded about its timing.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
+from collections.abc import Callable
+from typing import Protocol
 
 import can
 
@@ -16,9 +34,30 @@ from ecu_sim.clock import Clock
 from ecu_sim.loop import HeldInput
 from ecu_sim.profile import Invalid, RoleCodec
 
+log = logging.getLogger(__name__)
+
+#: Most frames one drain handles: a flood faster than the node can decode must not starve the
+#: tick. The rest stays queued for the next wait (and the kernel drops what overflows).
+DRAIN_LIMIT = 256
+#: Slack so that a timeout of exactly N periods gives N in spite of float division.
+_TICK_EPSILON = 1e-9
+
+
+class Output(Protocol):
+    """Where a node's frames go when faults are injected: see :mod:`ecu_sim.faults`."""
+
+    def send(self, tick: int, data: bytes) -> bool:
+        """Send (or withhold) the payload of ``tick``; True when a frame went to the port."""
+
+    def summary(self) -> str:
+        """What was injected so far, for the status line."""
+
 
 class InputNode:
     """Base of the ECU and the CCM: a port, the codec of the input role and its held value."""
+
+    #: the option that restricts the input role to one source address
+    source_option = "--app-source"
 
     def __init__(
         self,
@@ -27,17 +66,40 @@ class InputNode:
         codec_in: RoleCodec,
         transmitter: Transmitter,
         timeout_s: float,
+        period_s: float,
         source: int | None = None,
     ) -> None:
         self.clock = clock
         self.port = port
         self.codec_in = codec_in
         self.transmitter = transmitter
-        self.held = HeldInput(timeout_s)
+        #: ticks a value is held after the tick that first uses it
+        self.hold_ticks = int(timeout_s / period_s + _TICK_EPSILON)
+        self.held = HeldInput(float(self.hold_ticks))  # "time" here is the tick index
         self.source = source
+        #: index of the next tick: a frame handled now is used from this tick on
+        self.tick_index = 0
         #: frames of the input role that were not used, by kind (not_available, short_frame, ...)
         self.invalid: Counter[str] = Counter()
         self.accepted = 0
+        #: frames of other messages: the rest of the bus, or a flood
+        self.other = 0
+        #: periods in which two source addresses sent the input role
+        self.source_conflicts = 0
+        #: drains that stopped at DRAIN_LIMIT with frames still queued (a flood)
+        self.overruns = 0
+        #: frames handed to the port (after fault injection), and whether that is happening now
+        self.handed = 0
+        self.sending = False
+        #: fault injection on the output; None sends straight through the transmitter
+        self.faults: Output | None = None
+        #: called after every tick with (tick index, transmitted), e.g. by the recorder
+        self.after_tick: Callable[[int, bool], None] | None = None
+        self._fd_allowed = bool(codec_in.message.is_fd)
+        self._last_source: int | None = None
+        self._last_source_tick = -1
+        self._conflict_tick = -1
+        self._reported: set[tuple[int, int]] = set()
 
     def poll(self, timeout_s: float) -> None:
         msg = self.port.recv(timeout_s)
@@ -45,19 +107,41 @@ class InputNode:
             self.handle(msg)
 
     def drain(self) -> None:
-        recv, handle = self.port.recv, self.handle
-        while (msg := recv(0.0)) is not None:
-            handle(msg)
+        """Handle what has arrived, at most DRAIN_LIMIT frames.
+
+        The port answers None both when nothing is queued and when it dropped a frame (an echo,
+        an error frame); its counters tell the two apart, so a dropped frame does not end the
+        drain and leave the frames behind it for the next tick.
+        """
+        recv, handle, counters = self.port.recv, self.handle, self.port.counters
+        dropped = counters.echo + counters.error_frames.total()
+        for _ in range(DRAIN_LIMIT):
+            msg = recv(0.0)
+            if msg is not None:
+                handle(msg)
+                continue
+            now_dropped = counters.echo + counters.error_frames.total()
+            if now_dropped == dropped:
+                return
+            dropped = now_dropped
+        self.overruns += 1
 
     def handle(self, msg: can.Message) -> None:
         """Take a frame's value into the held input if, and only if, it is a clean input value."""
         codec = self.codec_in
         if not codec.matches(msg.arbitration_id, msg.is_extended_id):
-            return  # other traffic: counted as received by the port, nothing more
+            self.other += 1
+            return
         if msg.is_remote_frame:
             self.invalid["remote_frame"] += 1
             return
+        if msg.is_fd and not self._fd_allowed:
+            self.invalid["fd_frame"] += 1
+            return
         source = codec.source_address(msg.arbitration_id)
+        if source is not None and source != self._last_source:
+            self._source_changed(source)
+        self._last_source_tick = self.tick_index
         if self.source is not None and source != self.source:
             self.invalid["wrong_source"] += 1
             return
@@ -65,11 +149,55 @@ class InputNode:
         if isinstance(value, Invalid):
             self.invalid[value.name.lower()] += 1
             if value in (Invalid.NOT_AVAILABLE, Invalid.ERROR_INDICATOR):
-                # The sender says it has no value: the input is missing now, not in three periods.
+                # The sender says it has no value: the input is missing now, not after the hold.
                 self.held.value = None
             return
         self.accepted += 1
-        self.held.update(value, self.clock.now(), source)
+        self.held.update(value, self.tick_index, source)
+
+    def _source_changed(self, source: int) -> None:
+        """A frame of the input role from another address than the previous one."""
+        previous, tick = self._last_source, self.tick_index
+        self._last_source = source
+        if previous is None or self._last_source_tick != tick or self._conflict_tick == tick:
+            return  # the first sender, a sender that took over, or this period already counted
+        self._conflict_tick = tick
+        self.source_conflicts += 1
+        pair = (min(previous, source), max(previous, source))
+        if pair in self._reported:
+            return
+        self._reported.add(pair)
+        codec = self.codec_in
+        if self.source is None:
+            outcome = f"both are accepted, the newest frame wins; choose one with {self.source_option} SA"
+        else:
+            outcome = f"only 0x{self.source:02X} is accepted ({self.source_option})"
+        log.warning("source address conflict at tick %d: %s.%s comes from 0x%02X and 0x%02X in the "
+                    "same period (a second sender or a spoof); %s", tick, codec.message_name,
+                    codec.signal_name, previous, source, outcome)
+
+    def send(self, data: bytes) -> None:
+        """Send this tick's payload, through the fault injector when there is one.
+
+        ``sending`` tells a recorder that what the port shows it now is this node's own frame:
+        the bus's ``is_rx`` cannot say so (SocketCAN also marks our looped-back echoes as sent).
+        """
+        faults = self.faults
+        self.sending = True
+        try:
+            if faults is None:
+                self.transmitter.send(data)
+                self.handed += 1
+            elif faults.send(self.tick_index, data):
+                self.handed += 1
+        finally:
+            self.sending = False
+
+    def end_tick(self, transmit: bool) -> None:
+        k = self.tick_index
+        self.tick_index = k + 1
+        if self.after_tick is not None:
+            self.after_tick(k, transmit)
 
     @property
     def invalid_total(self) -> int:
@@ -77,4 +205,15 @@ class InputNode:
 
     def counters_text(self) -> str:
         c = self.port.counters
-        return f"rx {c.rx} tx {c.tx} invalid {self.invalid_total}"
+        text = f"rx {c.rx} tx {c.tx} invalid {self.invalid_total}"
+        if self.invalid:
+            text += " (" + ", ".join(f"{kind} {n}" for kind, n in sorted(self.invalid.items())) + ")"
+        if self.other:
+            text += f" other {self.other}"
+        if self.source_conflicts:
+            text += f" conflicts {self.source_conflicts}"
+        if self.overruns:
+            text += f" overruns {self.overruns}"
+        if self.faults is not None:
+            text += f" | faults {self.faults.summary()}"
+        return text
