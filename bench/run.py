@@ -1,0 +1,583 @@
+"""Orchestration of a benchmark run: the phases, the processes, the measurements.
+
+Phases (see docs/performance.md for the method and how to read the results):
+
+1. ``startup``: ``ecu-sim`` and ``ecu-sim ccm`` started one at a time, process start to their first
+   frame at a listener; the import-time breakdown; the steps inside one start.
+2. ``quiet``, ``flood``, ``hog``: three closed loops side by side, each on its own udp_multicast
+   port, recorded by one receiver process: (A) ``ecu-sim`` + ``ecu-sim ccm``; (B) python-can's
+   ``send_periodic``; (C) the testbed's loop style + ``ecu-sim ccm``. ``flood`` adds ~2000
+   unrelated frames/s on every port, ``hog`` a busy loop on every core.
+3. ``latency``: APP steps at random moments to ``ecu-sim`` (port A) and to the testbed loop
+   (port C); the time to the first speed frame that reflects each step.
+4. ``throughput``: virtual-time ticks per second of ``ecu-sim simulate`` and of ECU + CCM on
+   the in-process link and on python-can's ``virtual`` bus.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import platform
+import random
+import re
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from bench import analysis
+from bench.actors import GROUP, PERIODIC_ID
+
+REPO = Path(__file__).resolve().parent.parent
+PERIOD_S = 0.1
+#: the amp profile's identifiers (bench/actors.py and the nodes load them from the DBC too)
+SPEED_ID = 0x18FEF125
+APP_ID = 0x18F00326
+
+
+@dataclass
+class Options:
+    quiet_s: float = 30.0
+    load_s: float = 12.0
+    latency_s: float = 12.0
+    startup_runs: int = 4
+    throughput_repeats: int = 3
+    phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "latency", "throughput")
+    out: Path = REPO / "out" / "bench"
+    figure: bool = True
+    port_base: int = 0
+    long: bool = False
+
+
+# -- processes --------------------------------------------------------------------------------------
+
+
+def child_env() -> dict[str, str]:
+    """The caller's environment without python-can or ecu-sim settings leaking in.
+
+    PYTHONDONTWRITEBYTECODE is dropped too: an installed ecu-sim has its bytecode cached, and
+    start-up without it would measure the compiler rather than the program.
+    """
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("CAN_", "ECU_SIM_")) and k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def ecu_sim_command() -> list[str]:
+    script = Path(sys.executable).with_name("ecu-sim")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ecu_sim"]
+
+
+def actor_command(role: str, *args: object) -> list[str]:
+    return [sys.executable, "-m", "bench.actors", role, *map(str, args)]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of ``pid`` so far (schedstat: nanoseconds; falls back to stat)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return math.nan
+
+
+def peak_rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return math.nan
+
+
+def system_busy() -> tuple[float, float, float]:
+    """(busy jiffies, steal jiffies, all jiffies) of the whole machine from /proc/stat."""
+    with open("/proc/stat", encoding="ascii") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
+    busy = user + nice + system + irq + softirq
+    return float(busy), float(steal), float(busy + idle + iowait + steal)
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    spawned_at: float  # time.time() just before the spawn (the receiver's clock)
+    log: IO[bytes]
+
+
+class Processes:
+    """Every process of a phase, stopped (SIGTERM, then SIGKILL) when the phase ends."""
+
+    def __init__(self, logs: Path, phase: str) -> None:
+        self.logs = logs
+        self.phase = phase
+        self.procs: list[Proc] = []
+
+    def spawn(self, name: str, argv: Sequence[str], stdout: int | None = None,
+              realtime: bool = False) -> Proc:
+        log = open(self.logs / f"{self.phase}-{name}.log", "wb")  # noqa: SIM115 (closed in stop)
+        spawned_at = time.time()
+        popen = subprocess.Popen(argv, cwd=REPO, env=child_env(), stdout=stdout or log, stderr=log,
+                                 preexec_fn=_fifo if realtime else None)
+        proc = Proc(name, popen, spawned_at, log)
+        self.procs.append(proc)
+        return proc
+
+    def get(self, name: str) -> Proc:
+        return next(p for p in self.procs if p.name == name)
+
+    def stop(self, names: Sequence[str] | None = None) -> None:
+        chosen = [p for p in self.procs if names is None or p.name in names]
+        for proc in chosen:
+            if proc.popen.poll() is None:
+                proc.popen.send_signal(signal.SIGTERM)
+        for proc in chosen:
+            try:
+                proc.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.popen.kill()
+                proc.popen.wait()
+            proc.log.close()
+            self.procs.remove(proc)
+
+    def __enter__(self) -> Processes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+#: SCHED_FIFO priority of the senders in the hog-rt phase (what systemd's CPUSchedulingPolicy=fifo
+#: with CPUSchedulingPriority= would give); the hogs stay at normal priority
+FIFO_PRIORITY = 10
+
+
+def _fifo() -> None:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
+
+
+def fifo_allowed() -> bool:
+    """Whether this user may give processes real-time priority (root or CAP_SYS_NICE/RLIMIT_RTPRIO)."""
+    probe = f"import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param({FIFO_PRIORITY}))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False).returncode == 0
+
+
+class Receiver:
+    """The receiver process and the first-frame announcements it prints."""
+
+    def __init__(self, procs: Processes, ports: Sequence[int], out: Path) -> None:
+        self.out = out
+        self.first: dict[tuple[int, int], float] = {}
+        self._changed = threading.Condition()
+        self.proc = procs.spawn("receiver", actor_command("receiver", "--ports", *ports, "--out", out),
+                                stdout=subprocess.PIPE)
+        assert self.proc.popen.stdout is not None
+        line = self.proc.popen.stdout.readline().decode().strip()
+        if line != "ready":
+            raise RuntimeError(f"the receiver did not start (see {procs.logs})")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stdout = self.proc.popen.stdout
+        assert stdout is not None
+        for raw in stdout:
+            parts = raw.decode().split()
+            if len(parts) == 4 and parts[0] == "first":
+                with self._changed:
+                    self.first[(int(parts[1]), int(parts[2]))] = float(parts[3])
+                    self._changed.notify_all()
+
+    def wait_for(self, streams: Sequence[tuple[int, int]], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not all(s in self.first for s in streams):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
+
+    def frames(self) -> dict[str, Any]:
+        with open(self.out, encoding="ascii") as f:
+            data: dict[str, Any] = json.load(f)
+        return data
+
+
+def sleep_checking(seconds: float, procs: Processes) -> None:
+    """Sleep, but fail early when a process of the phase died."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        time.sleep(min(left, 0.5))
+        for proc in procs.procs:
+            code = proc.popen.poll()
+            if code is not None:
+                raise RuntimeError(f"{proc.name} exited with status {code} during the phase "
+                                   f"(log: {procs.logs}/{procs.phase}-{proc.name}.log)")
+
+
+# -- phases -----------------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, options: Options) -> None:
+        self.o = options
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.dir = options.out / stamp
+        self.raw = self.dir / "raw"
+        self.logs = self.dir / "logs"
+        self.raw.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.ports = iter(range(options.port_base or random.randint(20000, 55000) // 10 * 10, 65000))
+        self.result: dict[str, Any] = {"options": {k: (str(v) if isinstance(v, Path) else v)
+                                                   for k, v in dataclasses.asdict(options).items()}}
+        #: per phase: stream name -> StreamTiming (kept for the figure)
+        self.timings: dict[str, dict[str, analysis.StreamTiming]] = {}
+        self.latencies: dict[str, analysis.Latency] = {}
+
+    def port(self) -> int:
+        return next(self.ports)
+
+    def say(self, text: str) -> None:
+        print(f"[bench {time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+    # -- start-up -----------------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        import can
+
+        port = self.port()
+        runs: dict[str, list[float]] = {"ecu-sim": [], "ecu-sim ccm": []}
+        bare: list[float] = []
+        for _ in range(self.o.startup_runs):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], env=child_env(), check=True)
+            bare.append(time.perf_counter() - t0)
+        # one warm-up start writes the bytecode cache, as an installation would have
+        subprocess.run([*ecu_sim_command(), "--help"], env=child_env(), capture_output=True, check=True)
+        listener = can.Bus(interface="udp_multicast", channel=GROUP, port=port)
+        try:
+            with Processes(self.logs, "startup") as procs:
+                for i in range(self.o.startup_runs):
+                    for command, ident in (("ecu-sim", SPEED_ID), ("ecu-sim ccm", APP_ID)):
+                        extra = ["ccm"] if command.endswith("ccm") else []
+                        name = f"{command.replace(' ', '-')}-{i}"
+                        proc = procs.spawn(name, [*ecu_sim_command(), *extra, "--bus-kwargs",
+                                                  f"port={port}", "--log-level", "warning"])
+                        runs[command].append(self._first_frame(listener, ident, proc.spawned_at) -
+                                             proc.spawned_at)
+                        procs.stop([name])
+        finally:
+            listener.shutdown()
+        imports = subprocess.run(
+            [sys.executable, "-X", "importtime", *ecu_sim_command(), "--duration", "0.3",
+             "--bus-kwargs", f"port={port}", "--log-level", "warning"],
+            env=child_env(), capture_output=True, text=True, check=False)
+        steps = subprocess.run(actor_command("startup-steps", "--port", port), cwd=REPO, env=child_env(),
+                               capture_output=True, text=True, check=True)
+        self.result["startup"] = {
+            "first_frame_s": {k: {"runs": [round(v, 4) for v in vs], "median": analysis.percentile(vs, 50),
+                                  "max": max(vs)} for k, vs in runs.items()},
+            "bare_interpreter_s": analysis.percentile(bare, 50),
+            "imports": dataclasses.asdict(analysis.import_times(imports.stderr.splitlines())),
+            "steps_ms": json.loads(steps.stdout),
+        }
+
+    @staticmethod
+    def _first_frame(listener: Any, ident: int, after: float, timeout: float = 20.0) -> float:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            msg = listener.recv(left)
+            if msg is not None and msg.arbitration_id == ident and msg.timestamp >= after:
+                return float(msg.timestamp)
+        return math.nan
+
+    # -- timing on the wire -------------------------------------------------------------------------
+
+    def wire(self, phase: str, seconds: float, load: str | None, realtime: bool = False) -> None:
+        a, b, c = self.port(), self.port(), self.port()
+        ecu_cmd = ecu_sim_command()
+        with Processes(self.logs, phase) as procs:
+            receiver = Receiver(procs, [a, b, c], self.raw / f"{phase}.json")
+            rt = {"realtime": realtime}
+            procs.spawn("ecu", [*ecu_cmd, "--bus-kwargs", f"port={a}"], **rt)
+            procs.spawn("ccm", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={a}"], **rt)
+            procs.spawn("periodic", actor_command("periodic", "--port", b, "--period", PERIOD_S), **rt)
+            procs.spawn("testbed", actor_command("testbed", "--port", c, "--period", PERIOD_S), **rt)
+            procs.spawn("testbed-ccm", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={c}"], **rt)
+            streams = [(0, SPEED_ID), (0, APP_ID), (1, PERIODIC_ID), (2, SPEED_ID), (2, APP_ID)]
+            if not receiver.wait_for(streams, 60.0):
+                raise RuntimeError(f"{phase}: not every sender started within 60 s (logs: {self.logs})")
+            started = {name: receiver.first[stream] - procs.get(name).spawned_at
+                       for name, stream in (("ecu", (0, SPEED_ID)), ("ccm", (0, APP_ID)))}
+            load_started = time.time()
+            if load == "flood":
+                procs.spawn("flood", actor_command("flood", "--ports", a, b, c, "--rate", 2000))
+            elif load == "hog":
+                for core in range(os.cpu_count() or 1):
+                    procs.spawn(f"hog{core}", actor_command("hog"))
+            sleep_checking(2.0, procs)
+            watched = [p for p in procs.procs if p.name != "receiver"]
+            t_a = time.time()
+            cpu_a = {p.name: cpu_seconds(p.popen.pid) for p in watched}
+            sys_a = system_busy()
+            sleep_checking(seconds, procs)
+            t_b = time.time()
+            cpu_b = {p.name: cpu_seconds(p.popen.pid) for p in watched}
+            sys_b = system_busy()
+            rss = {p.name: peak_rss_mb(p.popen.pid) for p in watched}
+            procs.stop([p.name for p in watched])
+            procs.stop(["receiver"])
+            recorded = receiver.frames()
+        ticks = (t_b - t_a) / PERIOD_S
+        cpu = {name: {"cpu_s": cpu_b[name] - cpu_a[name],
+                      "us_per_tick": 1e6 * (cpu_b[name] - cpu_a[name]) / ticks,
+                      "pct_of_core": 100.0 * (cpu_b[name] - cpu_a[name]) / (t_b - t_a),
+                      "peak_rss_mb": rss[name]} for name in cpu_a}
+        ncpu = os.cpu_count() or 1
+        d_busy, d_steal, d_all = (sys_b[i] - sys_a[i] for i in range(3))
+        ours = sum(v["cpu_s"] for v in cpu.values()) / (t_b - t_a)
+        busy_cores = ncpu * d_busy / d_all if d_all else math.nan
+        conditions = {"busy_cores": busy_cores, "ours_cores": ours,
+                      "background_cores": busy_cores - ours,
+                      "steal_cores": ncpu * d_steal / d_all if d_all else math.nan,
+                      "loadavg": os.getloadavg()}
+        frames = [f for f in recorded["frames"] if t_a <= f[0] <= t_b]
+        timings = {
+            "ecu-sim (ECU)": self._times(frames, 0, SPEED_ID),
+            "ecu-sim ccm": self._times(frames, 0, APP_ID),
+            "send_periodic": self._times(frames, 1, PERIODIC_ID),
+            "testbed loop": self._times(frames, 2, SPEED_ID),
+        }
+        self.timings[phase] = {name: analysis.stream_timing(times, PERIOD_S)
+                               for name, times in timings.items()}
+        self.result[phase] = {
+            "seconds": t_b - t_a,
+            "timing": {name: t.brief() for name, t in self.timings[phase].items()},
+            "cpu": cpu,
+            "startup_in_phase_s": started,
+            "flood_frames_per_s": ([n / (t_b - load_started) for n in recorded["flood"]]
+                                   if load == "flood" else None),
+            "conditions": conditions,
+            "ecu_sim_summary": {name: _last_summary(self.logs / f"{phase}-{name}.log")
+                                for name in ("ecu", "ccm", "testbed-ccm")},
+        }
+
+    @staticmethod
+    def _times(frames: Sequence[Sequence[Any]], bus: int, ident: int) -> list[float]:
+        return [float(f[0]) for f in frames if f[1] == bus and f[2] == ident]
+
+    def latency(self, seconds: float) -> None:
+        from ecu_sim.profile import Invalid, Profile
+
+        a, c = self.port(), self.port()
+        ecu_cmd = ecu_sim_command()
+        with Processes(self.logs, "latency") as procs:
+            receiver = Receiver(procs, [a, c], self.raw / "latency.json")
+            procs.spawn("ecu", [*ecu_cmd, "--bus-kwargs", f"port={a}", "--grade", "0",
+                                "--initial-speed", "60"])
+            procs.spawn("testbed", actor_command("testbed", "--port", c, "--initial-speed", 60))
+            if not receiver.wait_for([(0, SPEED_ID), (1, SPEED_ID)], 60.0):
+                raise RuntimeError(f"latency: the senders did not start within 60 s (logs: {self.logs})")
+            procs.spawn("stimulus", actor_command("stimulus", "--ports", a, c))
+            sleep_checking(seconds, procs)
+            procs.stop(["stimulus", "ecu", "testbed"])
+            procs.stop(["receiver"])
+            recorded = receiver.frames()
+        profile = Profile.load("amp")
+
+        def series(bus: int, ident: int, decode: Callable[[bytes], Any]) -> list[tuple[float, float]]:
+            out = []
+            for t, b, i, data in recorded["frames"]:
+                if b == bus and i == ident:
+                    value = decode(bytes.fromhex(data))
+                    if not isinstance(value, Invalid):
+                        out.append((float(t), float(value)))
+            return out
+
+        for name, bus in (("ecu-sim (ECU)", 0), ("testbed loop", 1)):
+            self.latencies[name] = analysis.step_latency(
+                series(bus, APP_ID, profile.app.decode), series(bus, SPEED_ID, profile.speed.decode))
+        self.result["latency"] = {name: lat.brief() for name, lat in self.latencies.items()}
+
+    # -- virtual time -------------------------------------------------------------------------------
+
+    def throughput(self) -> None:
+        cli: list[dict[str, float]] = []
+        for _ in range(self.o.throughput_repeats):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            done = subprocess.run([*ecu_sim_command(), "simulate", "--duration", "3600"], env=child_env(),
+                                  capture_output=True, text=True, check=True)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            match = re.search(r"\((\d+) ticks, (\d+) ticks/s\)", done.stderr)
+            cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            cli.append({"reported_ticks_per_s": float(match.group(2)) if match else math.nan,
+                        "process_wall_s": wall, "process_cpu_s": cpu})
+        links = {}
+        for link in ("direct", "virtual"):
+            done = subprocess.run(actor_command("throughput", "--link", link, "--seconds", 300,
+                                                "--repeats", 2 + self.o.throughput_repeats),
+                                  cwd=REPO, env=child_env(), capture_output=True, text=True, check=True)
+            links[link] = json.loads(done.stdout)
+        reported = sorted(r["reported_ticks_per_s"] for r in cli)
+        self.result["throughput"] = {"simulate_cli": cli, "simulate_cli_best": reported[-1],
+                                     "simulate_cli_median": reported[len(reported) // 2],
+                                     "in_process": links, "loadavg": os.getloadavg()}
+
+    # -- all ----------------------------------------------------------------------------------------
+
+    def run(self) -> Path:
+        self.result["environment"] = environment()
+        phases = self.o.phases
+        self.say(f"writing to {self.dir}")
+        if "startup" in phases:
+            self.say(f"start-up: {self.o.startup_runs} starts each of ecu-sim and ecu-sim ccm")
+            self.startup()
+        for phase, load in (("quiet", None), ("flood", "flood"), ("hog", "hog"), ("hog-rt", "hog")):
+            if phase not in phases:
+                continue
+            realtime = phase.endswith("-rt")
+            if realtime and not fifo_allowed():
+                self.say(f"{phase}: skipped, this user may not use SCHED_FIFO (run as root to include it)")
+                continue
+            seconds = self.o.quiet_s if phase == "quiet" else self.o.load_s
+            self.say(f"{phase}: {seconds:.0f} s of three closed loops side by side"
+                     + (f" (senders SCHED_FIFO {FIFO_PRIORITY})" if realtime else ""))
+            self.wire(phase, seconds, load, realtime)
+        if "latency" in phases:
+            self.say(f"latency: {self.o.latency_s:.0f} s of APP steps")
+            self.latency(self.o.latency_s)
+        if "throughput" in phases:
+            self.say("throughput: virtual time")
+            self.throughput()
+        self.result["environment"]["loadavg_end"] = os.getloadavg()
+        from bench import report
+
+        self.result["targets"] = report.targets(self.result)
+        table = report.table(self.result)
+        (self.dir / "table.md").write_text(table, encoding="utf-8")
+        with open(self.dir / "bench.json", "w", encoding="utf-8") as f:
+            json.dump(self.result, f, indent=1, default=_json_default)
+        print(table)
+        if self.o.figure:
+            figure = report.figure(self.timings, self.latencies, self.dir / "bench.png",
+                                   title=_figure_title(self.result))
+            self.say(f"figure: {figure}" if figure else "no figure: matplotlib is not installed "
+                     "(scripts/bench installs it: pip install -e '.[bench]')")
+        self.say(f"results: {self.dir}")
+        return self.dir
+
+
+def _last_summary(log: Path) -> str | None:
+    """ecu-sim's own closing line ("stopped after N ticks: L late, S skipped, ...")."""
+    with contextlib.suppress(OSError):
+        for line in reversed(log.read_text(errors="replace").splitlines()):
+            if "stopped after" in line:
+                return line.split("ecu_sim:", 1)[-1].strip()
+    return None
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
+
+
+def _figure_title(result: dict[str, Any]) -> str:
+    env = result["environment"]
+    return (f"ecu-sim {env['git']} on {env['cpu']} x{env['cores']}, Python {env['python']}, "
+            f"{time.strftime('%Y-%m-%d %H:%M')}")
+
+
+def environment() -> dict[str, Any]:
+    import can
+    import cantools
+
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    git = "unknown"
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        git = head + ("+dirty" if dirty else "")
+    import sysconfig
+
+    config_args = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
+    mem_kb = 0
+    with contextlib.suppress(OSError, StopIteration):
+        mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                      if line.startswith("MemTotal:"))
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
+        "memory_gb": round(mem_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "python_build": "PGO+LTO" if "--enable-optimizations" in config_args else "no PGO/LTO",
+        "python_can": can.__version__, "cantools": cantools.__version__,
+        "git": git, "loadavg_start": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "kernel_can": Path("/proc/net/can").exists(),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--long", action="store_true",
+                        help="a 10-minute quiet phase (drift after 10 min); about 12 minutes in all")
+    parser.add_argument("--quick", action="store_true", help="a few seconds per phase: a smoke test")
+    parser.add_argument("--quiet-seconds", type=float, help="length of the quiet phase (default 30)")
+    parser.add_argument("--phases", help="comma-separated subset of: " + ",".join(Options.phases))
+    parser.add_argument("--out", type=Path, help="results folder (default out/bench)")
+    parser.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
+    parser.add_argument("--port", type=int, default=0, help="first udp_multicast port (default random)")
+    args = parser.parse_args(argv)
+    options = Options(figure=not args.no_figure, port_base=args.port, long=args.long)
+    if args.long:
+        options.quiet_s = 610.0
+    if args.quick:
+        options = dataclasses.replace(options, quiet_s=4.0, load_s=3.0, latency_s=4.0, startup_runs=1,
+                                      throughput_repeats=1)
+    if args.quiet_seconds:
+        options.quiet_s = args.quiet_seconds
+    if args.phases:
+        chosen = tuple(p.strip() for p in args.phases.split(",") if p.strip())
+        unknown = set(chosen) - set(Options.phases)
+        if unknown:
+            parser.error(f"unknown phases: {', '.join(sorted(unknown))}")
+        options.phases = chosen
+    if args.out:
+        options.out = args.out
+    Bench(options).run()
+    return 0

@@ -1,0 +1,109 @@
+"""The benchmark's arithmetic (bench/analysis.py), and one short real recording of a sender."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import analysis, report
+from tests.conftest import REPO, clean_env
+
+
+def test_a_perfect_sender_has_no_period_error_and_no_drift() -> None:
+    timing = analysis.stream_timing([100.0 + 0.1 * k for k in range(101)], 0.1)
+    assert timing.frames == 101 and timing.gaps == 0
+    assert timing.period_error.p99_ms == pytest.approx(0.0, abs=1e-6)
+    assert timing.final_drift_ms == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_sender_slow_by_a_tenth_of_a_ms_drifts_one_ms_per_second() -> None:
+    timing = analysis.stream_timing([0.1001 * k for k in range(101)], 0.1)
+    assert timing.period_error.mean_ms == pytest.approx(0.1)
+    assert timing.final_drift_ms == pytest.approx(10.0)
+    assert timing.drift_rate_ms_per_min == pytest.approx(60.0, rel=1e-3)
+
+
+def test_jitter_on_absolute_deadlines_shows_in_the_error_but_not_in_the_drift() -> None:
+    rng = random.Random(3)
+    timing = analysis.stream_timing([0.1 * k + rng.uniform(0.0, 0.0005) for k in range(1001)], 0.1)
+    assert 0.3 < timing.period_error.p99_ms <= 0.5
+    assert abs(timing.final_drift_ms) <= 0.5
+
+
+def test_a_lost_frame_is_a_gap_not_an_error_and_the_count_of_periods_goes_on() -> None:
+    times = [0.1 * k for k in range(21) if k != 7]
+    timing = analysis.stream_timing(times, 0.1)
+    assert timing.gaps == 1 and timing.period_error.n == 18
+    assert timing.final_drift_ms == pytest.approx(0.0, abs=1e-6)
+
+
+def test_percentiles_interpolate_between_ranks() -> None:
+    assert analysis.percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert analysis.percentile([5.0], 99) == 5.0
+
+
+def test_latency_is_measured_from_each_step_to_the_first_frame_that_reflects_it() -> None:
+    app = [(0.00, 0.0), (0.15, 0.0), (0.31, 100.0), (0.45, 100.0), (0.62, 0.0)]
+    # speed frames every 0.1 s: falling, then rising from 0.4 s, falling again from 0.7 s
+    speeds = [80.0, 79.9, 79.8, 79.7, 79.9, 80.1, 80.3, 80.2, 80.1]
+    speed = [(0.1 * k, v) for k, v in enumerate(speeds)]
+    latency = analysis.step_latency(app, speed)
+    assert latency.steps == 2 and latency.unanswered == 0
+    assert latency.latencies_ms == pytest.approx([90.0, 80.0])
+    assert latency.frames_before_reflected == {0: 2}
+
+
+def test_import_times_are_summed_by_package_and_top_level_import() -> None:
+    lines = [
+        "import time: self [us] | cumulative | imported package",
+        "import time:      1000 |       1000 |     can.util",
+        "import time:      2000 |       3000 |   can",
+        "import time:       500 |       3500 | ecu_sim.bus",
+        "not an import line",
+    ]
+    times = analysis.import_times(lines)
+    assert times.total_ms == 3.5
+    assert times.by_package_ms == {"can": 3.0, "ecu_sim": 0.5}
+    assert times.top_level_ms == {"ecu_sim.bus": 3.5}
+
+
+def test_a_target_missed_is_reported_as_missed() -> None:
+    timing = analysis.stream_timing([0.1 * k + (0.002 if k % 2 else 0.0) for k in range(50)], 0.1)
+    periodic = analysis.stream_timing([0.1 * k for k in range(50)], 0.1)
+    result = {"quiet": {"timing": {report.OURS: timing.brief(), report.PERIODIC: periodic.brief()}}}
+    rows = {row["target"]: row for row in report.targets(result)}
+    assert rows["p99 |period error|, quiet"]["met"] is False
+    assert rows["p99 |period error| vs send_periodic"]["met"] is False
+    assert rows["|drift| after 10 min"]["met"] is None
+
+
+@pytest.mark.slow
+def test_the_receiver_records_python_cans_periodic_sender_at_its_period(tmp_path: Path) -> None:
+    port = random.randint(20000, 60000)
+    out = tmp_path / "frames.json"
+
+    def actor(*args: object) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "bench.actors", *map(str, args)], cwd=REPO,
+                                env=clean_env(), stdout=subprocess.PIPE)
+
+    receiver = actor("receiver", "--ports", port, "--out", out)
+    assert receiver.stdout is not None and receiver.stdout.readline().strip() == b"ready"
+    sender = actor("periodic", "--port", port, "--period", 0.05)
+    try:
+        time.sleep(2.5)
+    finally:
+        for process in (sender, receiver):
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=20)
+    frames = json.loads(out.read_text())["frames"]
+    times = [t for t, bus, ident, _ in frames if bus == 0]
+    timing = analysis.stream_timing(times, 0.05)
+    assert timing.frames >= 10
+    assert abs(timing.period_error.mean_ms) < 5.0
