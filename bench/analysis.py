@@ -4,18 +4,20 @@ Nothing here does I/O or reads a clock, so the unit tests can feed it made-up ti
 
 Definitions (all times in seconds, from the receiver's kernel timestamps):
 
-- *interval* ``dt_i = t_i - t_(i-1)`` between consecutive frames of one stream; an interval that
-  spans ``k = max(1, round(dt_i / period))`` periods (a lost frame, a skipped tick) is a *gap*
-  and is counted, not mixed into the error.
-- *period error* ``e_i = dt_i - period`` over the intervals of one period; reported as mean and
+- *interval* ``dt_i = t_i - t_(i-1)`` between consecutive frames of one stream. An interval
+  with slots that had no frame (a lost frame, a tick skipped after a stall; see
+  ``missing_slots``) is a *gap*: counted, and left out of the period error.
+- *period error* ``e_i = dt_i - period`` over the other intervals; reported as mean and
   standard deviation of ``e`` and p50/p99/max of ``|e|``.
-- *cumulative drift* ``d_N = t_N - t_0 - N * period``, N counted in periods (gaps included), so a
-  sender that runs slow by 0.1 ms a period shows 1 ms of drift per second however long it runs.
+- *cumulative drift* ``d_N = t_N - t_0 - N * period``, N counted in periods (missing slots
+  included), so a sender that runs slow by 0.1 ms a period drifts 1 ms a second however long
+  it runs. ``d_N`` of the last frame also carries that frame's own lateness, so the *schedule
+  drift* is reported as well: the median of ``d`` over the last 10 s minus that over the first
+  10 s, which a few late frames cannot move.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -76,13 +78,16 @@ class StreamTiming:
     """Period error and drift of one periodic stream of frames."""
 
     frames: int
+    #: intervals that span more than one period (lost frames, skipped ticks): not period errors
     gaps: int
-    #: frames that came sooner than half a period after the previous one (bursts, duplicates)
-    early: int
+    #: slots without a frame, over all gaps
+    missing: int
     period_error: Summary
-    #: d_N at the last frame, and its largest magnitude along the way
+    #: d_N of the last frame, and the largest |d| along the way
     final_drift_ms: float
     max_abs_drift_ms: float
+    #: how far the schedule moved: median d over the last window minus over the first window
+    schedule_drift_ms: float
     #: least-squares slope of the drift, in ms per minute
     drift_rate_ms_per_min: float
     span_s: float
@@ -98,38 +103,62 @@ class StreamTiming:
         return data
 
 
-def stream_timing(times: Sequence[float], period: float, curve_points: int = 2000) -> StreamTiming:
+def missing_slots(times: Sequence[float], i: int, period: float, window: int = 5) -> int:
+    """Slots without a frame in the long interval ``times[i] - times[i - 1]``.
+
+    One frame late by more than half a period looks like a lost frame followed by an early one,
+    and a sender that catches up (python-can's thread sends overdue frames at once) like a lost
+    frame followed by a duplicate. Looking ahead tells them apart: over the next few frames the
+    count of periods minus the count of frames stays at the number of slots really missing,
+    while a late or a catch-up frame only disturbs one of those counts. The median is taken.
+    """
+    counts = []
+    for m in range(window):
+        j = i + m
+        if j >= len(times):
+            break
+        counts.append(round((times[j] - times[i - 1]) / period) - (m + 1))
+    counts.sort()
+    return max(0, counts[len(counts) // 2]) if counts else 0
+
+
+def stream_timing(times: Sequence[float], period: float, curve_points: int = 2000,
+                  drift_window_s: float = 10.0) -> StreamTiming:
     """Period error and cumulative drift of frames sent every ``period`` seconds."""
     if len(times) < 2:
         empty = Summary.of([])
-        return StreamTiming(len(times), 0, 0, empty, math.nan, math.nan, math.nan, 0.0)
+        return StreamTiming(len(times), 0, 0, empty, math.nan, math.nan, math.nan, math.nan, 0.0)
     errors: list[float] = []
     drift: list[tuple[float, float]] = [(0.0, 0.0)]
     t0 = times[0]
     n = 0
-    gaps = early = 0
-    for previous, current in itertools.pairwise(times):
-        dt = current - previous
-        k = max(1, round(dt / period))
-        if dt < 0.5 * period:
-            early += 1
-        if k == 1:
-            errors.append(dt - period)
-        else:
+    gaps = missing = 0
+    for i in range(1, len(times)):
+        dt = times[i] - times[i - 1]
+        lost = missing_slots(times, i, period) if dt >= 1.5 * period else 0
+        if lost:
             gaps += 1
-        n += k
-        drift.append((current - t0, current - t0 - n * period))
+            missing += lost
+        else:
+            errors.append(dt - period)
+        n += 1 + lost
+        drift.append((times[i] - t0, times[i] - t0 - n * period))
     drifts = [d for _, d in drift]
+    span = times[-1] - t0
+    window = min(drift_window_s, span / 4.0)
+    first = [d for t, d in drift if t <= window]
+    last = [d for t, d in drift if t >= span - window]
     step = max(1, len(drift) // curve_points)
     return StreamTiming(
         frames=len(times),
         gaps=gaps,
-        early=early,
+        missing=missing,
         period_error=Summary.of(errors, absolute=True),
         final_drift_ms=1e3 * drifts[-1],
         max_abs_drift_ms=1e3 * max(abs(d) for d in drifts),
+        schedule_drift_ms=1e3 * (percentile(last, 50) - percentile(first, 50)),
         drift_rate_ms_per_min=1e3 * 60.0 * _slope(drift),
-        span_s=times[-1] - t0,
+        span_s=span,
         drift_curve=[(t, 1e3 * d) for t, d in drift[::step]],
         errors_ms=[1e3 * e for e in errors],
     )

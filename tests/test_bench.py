@@ -40,8 +40,35 @@ def test_jitter_on_absolute_deadlines_shows_in_the_error_but_not_in_the_drift() 
 def test_a_lost_frame_is_a_gap_not_an_error_and_the_count_of_periods_goes_on() -> None:
     times = [0.1 * k for k in range(21) if k != 7]
     timing = analysis.stream_timing(times, 0.1)
-    assert timing.gaps == 1 and timing.period_error.n == 18
+    assert (timing.gaps, timing.missing, timing.period_error.n) == (1, 1, 18)
     assert timing.final_drift_ms == pytest.approx(0.0, abs=1e-6)
+
+
+def grid(late: dict[int, float], skip: tuple[int, ...] = (), extra: tuple[float, ...] = ()) -> list[float]:
+    """Frames on a 100 ms grid, some late, some slots empty, some extra frames (catch-up)."""
+    return sorted([0.1 * k + late.get(k, 0.0) for k in range(40) if k not in skip] + list(extra))
+
+
+@pytest.mark.parametrize(
+    ("times", "missing"),
+    [
+        (grid({10: 0.06}), 0),  # one frame 60 ms late, no frame lost
+        (grid({10: 0.06, 11: 0.06}), 0),  # two in a row
+        (grid({11: 0.04}, skip=(10,)), 1),  # a stalled ecu-sim skips slot 10 and sends 11 late
+        (grid({10: 0.14, 11: 0.04}), 0),  # send_periodic catching up after a 140 ms stall
+    ],
+)
+def test_late_frames_are_told_apart_from_missing_ones(times: list[float], missing: int) -> None:
+    timing = analysis.stream_timing(times, 0.1)
+    assert timing.missing == missing
+    assert timing.final_drift_ms == pytest.approx(0.0, abs=1e-6)
+    assert timing.schedule_drift_ms == pytest.approx(0.0, abs=1e-6)
+
+
+def test_schedule_drift_is_not_moved_by_a_late_last_frame() -> None:
+    timing = analysis.stream_timing(grid({39: 0.03}), 0.1)
+    assert timing.final_drift_ms == pytest.approx(30.0)
+    assert timing.schedule_drift_ms == pytest.approx(0.0, abs=1e-6)
 
 
 def test_percentiles_interpolate_between_ranks() -> None:
