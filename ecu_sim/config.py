@@ -80,11 +80,24 @@ class RunSettings:
 
 
 @dataclass(frozen=True)
+class FaultSettings:
+    """Faults injected on purpose into what a node sends (``run`` and ``ccm``; see ecu_sim.faults)."""
+
+    #: fault specifications, e.g. ``drop=0.1`` or ``silent@60+5``; ``--fault`` may be repeated
+    inject: tuple[str, ...] = ()
+    #: a scenario file: one specification per line, and optionally ``seed = N``
+    scenario: str | None = None
+    #: seed of the random faults (default: the scenario's seed, else 0), so a run is repeatable
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     profile: ProfileSettings = field(default_factory=ProfileSettings)
     truck: TruckParams = field(default_factory=TruckParams)
     controller: PiParams = field(default_factory=PiParams)
     run: RunSettings = field(default_factory=RunSettings)
+    faults: FaultSettings = field(default_factory=FaultSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
 
@@ -95,6 +108,7 @@ SECTIONS: dict[str, type[Any]] = {
     "truck": TruckParams,
     "controller": PiParams,
     "run": RunSettings,
+    "faults": FaultSettings,
 }
 
 
@@ -187,6 +201,10 @@ def _locate(problem: str, origins: Mapping[str, str]) -> str:
 
 
 def _convert(raw: Any, hint: Any, key: str, origin: str) -> Any:
+    if typing.get_origin(hint) is tuple:
+        # A list: repeated options from argparse, or lines (or ';'-separated items) of an INI value.
+        items = raw.replace(";", "\n").splitlines() if isinstance(raw, str) else raw
+        return tuple(item.strip() for item in items if item.strip())
     if not isinstance(raw, str):
         return raw  # already typed by argparse
     target = next((t for t in typing.get_args(hint) if t is not type(None)), hint)

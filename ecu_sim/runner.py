@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Literal
 
 from ecu_sim import bus as canbus
+from ecu_sim import faults
 from ecu_sim.bus import Port, Transmitter, make_transmitter
 from ecu_sim.ccm import Ccm
 from ecu_sim.clock import Clock, MonotonicClock
@@ -48,12 +49,13 @@ def _transmitter(port: Port, role: RoleCodec, settings: Settings) -> Transmitter
                             settings.run.tx_mode)
 
 
-def make_ecu(clock: Clock, port: Port, profile: Profile, settings: Settings) -> Ecu:
+def make_ecu(clock: Clock, port: Port, profile: Profile, settings: Settings,
+             route: GradeSchedule | None = None) -> Ecu:
     run = settings.run
     return Ecu(
         clock, port, profile,
         _transmitter(port, profile.speed, settings),
-        settings.truck, load_route(settings), run.initial_speed_kph, run.period_s,
+        settings.truck, route or load_route(settings), run.initial_speed_kph, run.period_s,
         run.input_timeout_s(run.app_timeout_s), settings.profile.app_source,
     )
 
@@ -91,6 +93,9 @@ def stop_on_signals(loop: TickLoop) -> Iterator[None]:
 def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
     """Run one node on a real bus at the configured rate until stopped or the duration is over."""
     profile = load_profile(settings)
+    route = load_route(settings) if kind == "ecu" else None
+    schedule = faults.FaultSchedule.from_settings(settings.faults)
+    faults.check(schedule.faults, output_codec(kind, profile), settings.run.period_s)
     options = canbus.resolve_bus_options(args, settings.bus)
     bus = canbus.open_bus(options)
     log.info("%s on %s %s, profile %s (%s)", kind.upper(), options.interface,
@@ -98,7 +103,9 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     own = profile.speed if kind == "ecu" else profile.app
     port = Port(bus, own_ids=[own.frame_id], reopen=lambda: canbus.open_bus(options))
     clock = MonotonicClock()
-    node: Ecu | Ccm = (make_ecu if kind == "ecu" else make_ccm)(clock, port, profile, settings)
+    node: Ecu | Ccm = (make_ecu(clock, port, profile, settings, route) if kind == "ecu"
+                       else make_ccm(clock, port, profile, settings))
+    attach_faults(node, kind, profile, schedule, settings.run.period_s)
     loop = TickLoop(clock, settings.run.period_s, [node])
     notifier = Notifier()
     _report_status(loop, node, notifier, settings.run.status_interval_s)
@@ -111,6 +118,28 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     log.info("stopped after %d ticks: %d late, %d skipped, %s", stats.ticks, stats.late,
              stats.skipped, node.counters_text())
     return 0
+
+
+# -- fault injection and recording (issue 6) ----------------------------------------------------
+
+
+def output_codec(kind: NodeKind, profile: Profile) -> RoleCodec:
+    """The role a node sends: speed for the ECU, APP for the CCM."""
+    return profile.speed if kind == "ecu" else profile.app
+
+
+def attach_faults(node: Ecu | Ccm, kind: NodeKind, profile: Profile, schedule: faults.FaultSchedule,
+                  period_s: float) -> None:
+    """Put the fault injector between the node and its transmitter; nothing when there are none."""
+    if not schedule.faults:
+        return
+    node.faults = faults.FaultInjector(node.transmitter, output_codec(kind, profile), schedule,
+                                       period_s, kind.upper())
+    log.info("%s: injecting faults %s (seed %d)", kind.upper(), faults.describe(schedule.faults),
+             schedule.seed)
+
+
+# -- end of fault injection and recording -------------------------------------------------------
 
 
 def _report_status(loop: TickLoop, node: Ecu | Ccm, notifier: Notifier, interval_s: float) -> None:

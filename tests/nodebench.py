@@ -19,6 +19,7 @@ from ecu_sim.ccm import Ccm
 from ecu_sim.clock import VirtualClock
 from ecu_sim.config import ProfileSettings, RunSettings, Settings
 from ecu_sim.ecu import Ecu
+from ecu_sim.faults import FaultSchedule, parse_fault
 from ecu_sim.loop import TickLoop
 from ecu_sim.profile import Profile
 
@@ -35,8 +36,21 @@ def settings(profile: str = "amp", app_source: int | None = None, speed_source: 
                     run=dataclasses.replace(RunSettings(), **run))
 
 
+class _SentOnly(can.Listener):
+    """Keeps the frames the port shows while the node is sending: the node's own output."""
+
+    def __init__(self, node: Ecu | Ccm, into: list[can.Message]) -> None:
+        self._node = node
+        self._into = into
+
+    def on_message_received(self, msg: can.Message) -> None:
+        if self._node.sending:
+            self._into.append(msg)
+
+
 class Bench:
-    def __init__(self, kind: runner.NodeKind = "ecu", s: Settings | None = None) -> None:
+    def __init__(self, kind: runner.NodeKind = "ecu", s: Settings | None = None,
+                 faults: tuple[str, ...] = (), seed: int = 0, clock: VirtualClock | None = None) -> None:
         self.settings = s or settings()
         self.kind = kind
         self.profile = Profile.load(self.settings.profile.name)
@@ -46,13 +60,16 @@ class Bench:
                                 protocol=can.CanProtocol.CAN_FD)
         self.sender = can.Bus(interface="virtual", channel=channel, receive_own_messages=False,
                               protocol=can.CanProtocol.CAN_FD)
-        self.listener = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
-        self.clock = VirtualClock()
-        self.out = self.profile.speed if kind == "ecu" else self.profile.app
+        self.clock = clock or VirtualClock()
+        self.out = runner.output_codec(kind, self.profile)
         self.port = Port(self.node_bus, [self.out.frame_id])
         self.node: Ecu | Ccm = (runner.make_ecu if kind == "ecu" else runner.make_ccm)(
             self.clock, self.port, self.profile, self.settings)
+        self.schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), seed)
+        runner.attach_faults(self.node, kind, self.profile, self.schedule, self.settings.run.period_s)
         self.loop = TickLoop(self.clock, self.settings.run.period_s, [self.node])
+        self._sent: list[can.Message] = []
+        self.port.taps.append(_SentOnly(self.node, self._sent))
 
     @property
     def ecu(self) -> Ecu:
@@ -92,11 +109,8 @@ class Bench:
         self.loop.run(max_ticks=n)
 
     def sent(self) -> list[can.Message]:
-        """What the node sent since the last call."""
-        frames = []
-        while (msg := self.listener.recv(0.0)) is not None:
-            if msg.arbitration_id == self.out.frame_id:
-                frames.append(msg)
+        """What the node sent (the port put on the bus) since the last call."""
+        frames, self._sent[:] = list(self._sent), []
         return frames
 
     def sent_values(self) -> list[float | str]:
@@ -105,5 +119,5 @@ class Bench:
         return [v if isinstance(v, float) else v.name.lower() for v in decoded]
 
     def close(self) -> None:
-        for bus in (self.node_bus, self.sender, self.listener):
+        for bus in (self.node_bus, self.sender):
             bus.shutdown()

@@ -18,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_common(parser)
     common.add_ccm_options(parser)
     common.timeout_options(parser, "speed")
+    common.add_fault_and_record_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:

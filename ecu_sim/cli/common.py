@@ -72,3 +72,19 @@ def timeout_options(parser: argparse.ArgumentParser, role: str) -> None:
     add_option(parser, f"--{role}-timeout", key=f"run.{role}_timeout_s", type=float, metavar="S",
                help=f"{'APP' if role == 'app' else 'speed'} older than this counts as missing "
                     "(default: three periods)")
+
+
+# -- fault injection (issue 6): `run` and `ccm` only ------------------------------
+
+
+def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
+    """``--fault``, ``--scenario``, ``--fault-seed``."""
+    faults = parser.add_argument_group(
+        "fault injection", "faults in what this node sends, KIND[=VALUE][@FROM[-TO|+DURATION]] with "
+        "KIND drop, delay, freeze, error, na, offset, scale or silent; times in seconds")
+    add_option(faults, "--fault", key="faults.inject", action="append", metavar="SPEC",
+               help="e.g. drop=0.1, silent@60+5, delay=0.3@10-20, offset=-3@30-40 (repeatable)")
+    add_option(faults, "--scenario", key="faults.scenario", metavar="FILE",
+               help="faults from a file: one SPEC per line, # comments, 'seed = N'")
+    add_option(faults, "--fault-seed", key="faults.seed", type=int, metavar="N",
+               help="seed of random faults (default: the scenario's, else 0): same seed, same run")

@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_common(parser)
     common.add_ecu_options(parser)
     common.timeout_options(parser, "app")
+    common.add_fault_and_record_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:

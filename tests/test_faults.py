@@ -1,0 +1,188 @@
+"""Fault injection: each kind does what it says to the frames a node sends, repeatably, and is logged.
+
+The ECU coasting from 80 km/h sends a different speed every tick, so a fault's effect on each
+frame can be read off against the same ECU without faults. Times: ``@1-2`` is ticks 10..19.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import can
+import pytest
+
+from ecu_sim.faults import FaultSchedule, parse_fault
+from tests.conftest import clean_env, ecu_sim_command, udp_args
+from tests.nodebench import Bench
+
+Frames = list[list[float | str]]
+
+
+def run(faults: tuple[str, ...] = (), ticks: int = 40, kind: str = "ecu", seed: int = 0) -> Frames:
+    """What the node sent, tick by tick (an empty list for a tick that sent nothing)."""
+    bench = Bench(kind, faults=faults, seed=seed)  # type: ignore[arg-type]
+    try:
+        if kind == "ccm":
+            bench.send_value(85.0)
+        per_tick: Frames = []
+        for _ in range(ticks):
+            bench.tick()
+            per_tick.append(bench.sent_values())
+        return per_tick
+    finally:
+        bench.close()
+
+
+CLEAN = run()
+WINDOW = range(10, 20)
+
+
+def test_without_faults_the_coasting_ecu_sends_one_distinct_speed_per_tick() -> None:
+    values = [frames[0] for frames in CLEAN]
+    assert all(len(frames) == 1 for frames in CLEAN) and len(set(values)) == len(values)
+
+
+def test_drop_in_a_window_withholds_exactly_the_frames_of_that_window() -> None:
+    frames = run(("drop@1-2",))
+    assert [t for t, sent in enumerate(frames) if not sent] == list(WINDOW)
+    assert all(frames[t] == CLEAN[t] for t in range(40) if t not in WINDOW)
+
+
+def test_drop_with_a_probability_withholds_about_that_share_of_frames() -> None:
+    frames = run(("drop=0.3",), ticks=1000)
+    assert 250 <= sum(not sent for sent in frames) <= 350
+
+
+def test_random_drops_repeat_exactly_with_the_same_seed() -> None:
+    assert run(("drop=0.5",), seed=7) == run(("drop=0.5",), seed=7)
+
+
+def test_a_different_seed_drops_different_frames() -> None:
+    assert run(("drop=0.5",), seed=7) != run(("drop=0.5",), seed=8)
+
+
+def test_delay_sends_the_value_of_that_many_periods_earlier_at_the_same_rate() -> None:
+    frames = run(("delay=0.3@1-2",))
+    assert [frames[t] for t in WINDOW] == [CLEAN[t - 3] for t in WINDOW]
+    assert frames[20:] == CLEAN[20:]
+
+
+def test_delay_from_the_start_sends_nothing_until_a_value_that_old_exists() -> None:
+    frames = run(("delay=0.2",))
+    assert frames[:2] == [[], []] and frames[2:] == CLEAN[:-2]
+
+
+def test_freeze_repeats_the_value_of_the_windows_first_tick() -> None:
+    frames = run(("freeze@1-2",))
+    assert [frames[t] for t in WINDOW] == [CLEAN[10]] * 10
+    assert frames[20] == CLEAN[20]
+
+
+def test_error_sends_the_j1939_error_indicator() -> None:
+    frames = run(("error@1-2",))
+    assert [frames[t] for t in WINDOW] == [["error_indicator"]] * 10 and frames[9] == CLEAN[9]
+
+
+def test_not_available_sends_the_j1939_not_available_value() -> None:
+    frames = run(("na@1-2",))
+    assert [frames[t] for t in WINDOW] == [["not_available"]] * 10 and frames[20] == CLEAN[20]
+
+
+def test_offset_adds_to_the_value_in_the_signals_unit() -> None:
+    frames = run(("offset=-5@1-2",))
+    assert [frames[t][0] for t in WINDOW] == [float(CLEAN[t][0]) - 5.0 for t in WINDOW]
+
+
+def test_scale_multiplies_the_value_to_the_signals_resolution() -> None:
+    frames = run(("scale=0.5@1-2",))
+    assert all(abs(float(frames[t][0]) - float(CLEAN[t][0]) / 2) <= 1 / 512 for t in WINDOW)
+
+
+def test_silent_sends_nothing_for_the_duration() -> None:
+    frames = run(("silent@1+1",))
+    assert [t for t, sent in enumerate(frames) if not sent] == list(WINDOW)
+
+
+def test_faults_change_what_is_sent_but_never_the_model() -> None:
+    faulty, clean = Bench("ecu", faults=("offset=7", "drop=0.5")), Bench("ecu")
+    try:
+        faulty.tick(50)
+        clean.tick(50)
+        assert faulty.ecu.state == clean.ecu.state
+    finally:
+        faulty.close()
+        clean.close()
+
+
+def test_faults_apply_to_the_ccms_app_too() -> None:
+    frames = run(("error@1-2",), kind="ccm")
+    assert frames[10] == ["error_indicator"] and isinstance(frames[9][0], float)
+
+
+def test_each_fault_window_is_logged_with_its_start_and_end_tick(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="ecu_sim"):
+        run(("silent@1-2",))
+    assert "fault silent@1-2 starts at tick 10 (1.0 s)" in caplog.text
+    assert "fault silent@1-2 ended at tick 20 (2.0 s): 10 frames affected" in caplog.text
+
+
+def test_the_status_line_counts_injected_frames_by_kind() -> None:
+    bench = Bench("ecu", faults=("silent@1-2", "offset=1@3-3.5"))
+    try:
+        bench.tick(40)
+        assert bench.ecu.status_line().endswith("| faults offset 5, silent 10")
+    finally:
+        bench.close()
+
+
+def test_a_scenario_file_gives_faults_and_seed_and_the_command_line_seed_wins(tmp_path: Path) -> None:
+    from ecu_sim.config import FaultSettings
+
+    scenario = tmp_path / "dropouts.txt"
+    scenario.write_text("# a flaky link, then a stuck sensor\nseed = 11\ndrop=0.2\nfreeze@30+5  # stuck\n")
+    from_file = FaultSchedule.from_settings(FaultSettings(scenario=str(scenario)))
+    overridden = FaultSchedule.from_settings(FaultSettings(scenario=str(scenario), seed=3, inject=("na@1",)))
+    assert from_file == FaultSchedule((parse_fault("drop=0.2"), parse_fault("freeze@30-35")), 11)
+    assert overridden.seed == 3 and overridden.faults[-1] == parse_fault("na@1")
+
+
+@pytest.mark.slow
+def test_a_fault_given_on_the_command_line_reaches_the_bus(udp_bus: can.BusABC, udp_port: int) -> None:
+    ecu = subprocess.Popen(ecu_sim_command(*udp_args(udp_port), "--fault", "silent@1+1", "--duration", "3"),
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    arrivals = []
+    deadline = time.monotonic() + 15
+    while ecu.poll() is None and time.monotonic() < deadline:
+        msg = udp_bus.recv(0.1)
+        if msg is not None and msg.arbitration_id == 0x18FEF125:
+            arrivals.append(time.monotonic())
+    _, err = ecu.communicate(timeout=10)
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert ecu.returncode == 0, err
+    assert len(arrivals) == 20 and max(gaps) > 0.9, "ten frames withheld between 1 s and 2 s"
+    assert "fault silent@1-2 starts at tick 10" in err
+
+
+@pytest.mark.slow
+def test_a_scenario_file_drives_the_ccm(tmp_path: Path, udp_bus: can.BusABC, udp_port: int) -> None:
+    scenario = tmp_path / "scenario.txt"
+    scenario.write_text("error@0.5+0.5\n")
+    ccm = subprocess.Popen(ecu_sim_command("ccm", *udp_args(udp_port), "--scenario", str(scenario)),
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    app_bytes: list[int] = []
+    try:
+        deadline = time.monotonic() + 15
+        while len(app_bytes) < 15 and time.monotonic() < deadline:
+            msg = udp_bus.recv(0.1)
+            if msg is not None and msg.arbitration_id == 0x18F00326:
+                app_bytes.append(msg.data[6])
+    finally:
+        ccm.send_signal(signal.SIGTERM)
+        _, err = ccm.communicate(timeout=10)
+    assert ccm.returncode == 0, err
+    assert app_bytes[:15] == [0x7D] * 5 + [0xFE] * 5 + [0x7D] * 5, "APP 0 %, error indicator, APP 0 %"
