@@ -91,6 +91,28 @@ class FaultSettings:
     seed: int | None = None
 
 
+#: python-can writers whose files python-can reads back with every flag the nodes look at
+RECORD_FORMATS = (".log", ".asc", ".blf")
+
+
+@dataclass(frozen=True)
+class RecordSettings:
+    """``--record``: every frame received and sent, for analysis and for ``ecu-sim replay``."""
+
+    file: str | None = None
+    #: start a new file when the current one reaches this size; 0 = one file
+    max_bytes: int = 0
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.file is not None and not self.file.lower().endswith(RECORD_FORMATS):
+            found.append(f"file must end in .log, .asc or .blf, the formats that replay reads back "
+                         f"(got {self.file!r})")
+        if self.max_bytes < 0:
+            found.append(f"max_bytes must be >= 0 (got {self.max_bytes})")
+        return found
+
+
 @dataclass(frozen=True)
 class Settings:
     profile: ProfileSettings = field(default_factory=ProfileSettings)
@@ -98,6 +120,7 @@ class Settings:
     controller: PiParams = field(default_factory=PiParams)
     run: RunSettings = field(default_factory=RunSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
+    record: RecordSettings = field(default_factory=RecordSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
 
@@ -109,6 +132,7 @@ SECTIONS: dict[str, type[Any]] = {
     "controller": PiParams,
     "run": RunSettings,
     "faults": FaultSettings,
+    "record": RecordSettings,
 }
 
 

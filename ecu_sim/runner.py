@@ -22,6 +22,7 @@ from ecu_sim.config import Settings
 from ecu_sim.ecu import Ecu
 from ecu_sim.loop import TickLoop
 from ecu_sim.profile import Profile, RoleCodec
+from ecu_sim.recording import Recorder, header
 from ecu_sim.route import GradeSchedule
 from ecu_sim.service import Notifier
 
@@ -110,10 +111,17 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     notifier = Notifier()
     _report_status(loop, node, notifier, settings.run.status_interval_s)
     try:
+        recorder = start_recording(kind, node, settings, profile, route, schedule)
+    except BaseException:
+        port.close()
+        raise
+    try:
         with stop_on_signals(loop):
             stats = loop.run(max_ticks(settings))
     finally:
         notifier.stopping()
+        if recorder is not None:
+            recorder.stop()
         port.close()
     log.info("stopped after %d ticks: %d late, %d skipped, %s", stats.ticks, stats.late,
              stats.skipped, node.counters_text())
@@ -137,6 +145,21 @@ def attach_faults(node: Ecu | Ccm, kind: NodeKind, profile: Profile, schedule: f
                                        period_s, kind.upper())
     log.info("%s: injecting faults %s (seed %d)", kind.upper(), faults.describe(schedule.faults),
              schedule.seed)
+
+
+def start_recording(kind: NodeKind, node: Ecu | Ccm, settings: Settings, profile: Profile,
+                    route: GradeSchedule | None, schedule: faults.FaultSchedule) -> Recorder | None:
+    """``--record``: a tap on the node's port and a hook after each tick (ecu_sim.recording)."""
+    path = settings.record.file
+    if path is None:
+        return None
+    head = header(kind, settings, profile, None if route is None else route.points, schedule.faults,
+                  schedule.seed, path)
+    recorder = Recorder(path, settings.record.max_bytes, node, head)
+    node.port.taps.append(recorder)
+    node.after_tick = recorder.after_tick
+    log.info("recording every frame to %s", path)
+    return recorder
 
 
 # -- end of fault injection and recording -------------------------------------------------------

@@ -17,11 +17,12 @@ from ecu_sim import runner
 from ecu_sim.bus import Port
 from ecu_sim.ccm import Ccm
 from ecu_sim.clock import VirtualClock
-from ecu_sim.config import ProfileSettings, RunSettings, Settings
+from ecu_sim.config import ProfileSettings, RecordSettings, RunSettings, Settings
 from ecu_sim.ecu import Ecu
 from ecu_sim.faults import FaultSchedule, parse_fault
 from ecu_sim.loop import TickLoop
 from ecu_sim.profile import Profile
+from ecu_sim.recording import Recorder
 
 _channels = itertools.count()
 #: the testbed's CCM (APP sender) and vehicle model (speed sender) addresses in the amp profile
@@ -67,6 +68,7 @@ class Bench:
             self.clock, self.port, self.profile, self.settings)
         self.schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), seed)
         runner.attach_faults(self.node, kind, self.profile, self.schedule, self.settings.run.period_s)
+        self.recorder: Recorder | None = None
         self.loop = TickLoop(self.clock, self.settings.run.period_s, [self.node])
         self._sent: list[can.Message] = []
         self.port.taps.append(_SentOnly(self.node, self._sent))
@@ -118,6 +120,14 @@ class Bench:
         decoded = (self.out.decode(m.data) for m in self.sent())
         return [v if isinstance(v, float) else v.name.lower() for v in decoded]
 
+    def record(self, path: str, max_bytes: int = 0) -> None:
+        """Record as ``--record PATH`` does; the recording is complete after :meth:`close`."""
+        s = dataclasses.replace(self.settings, record=RecordSettings(path, max_bytes))
+        route = self.ecu.route if self.kind == "ecu" else None
+        self.recorder = runner.start_recording(self.kind, self.node, s, self.profile, route, self.schedule)
+
     def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.stop()
         for bus in (self.node_bus, self.sender):
             bus.shutdown()

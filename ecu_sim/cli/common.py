@@ -74,11 +74,11 @@ def timeout_options(parser: argparse.ArgumentParser, role: str) -> None:
                     "(default: three periods)")
 
 
-# -- fault injection (issue 6): `run` and `ccm` only ------------------------------
+# -- fault injection and recording (issue 6): `run` and `ccm` only ------------------------------
 
 
 def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
-    """``--fault``, ``--scenario``, ``--fault-seed``."""
+    """``--fault``, ``--scenario``, ``--fault-seed``, ``--record``, ``--record-max-bytes``."""
     faults = parser.add_argument_group(
         "fault injection", "faults in what this node sends, KIND[=VALUE][@FROM[-TO|+DURATION]] with "
         "KIND drop, delay, freeze, error, na, offset, scale or silent; times in seconds")
@@ -88,3 +88,9 @@ def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
                help="faults from a file: one SPEC per line, # comments, 'seed = N'")
     add_option(faults, "--fault-seed", key="faults.seed", type=int, metavar="N",
                help="seed of random faults (default: the scenario's, else 0): same seed, same run")
+    record = parser.add_argument_group("recording")
+    add_option(record, "--record", key="record.file", metavar="FILE",
+               help="write every frame received and sent to FILE (.log candump, .asc, .blf) and "
+                    "FILE.ticks, for analysis and `ecu-sim replay FILE`")
+    add_option(record, "--record-max-bytes", key="record.max_bytes", type=int, metavar="N",
+               help="start a new file when the recording reaches N bytes (default: one file)")

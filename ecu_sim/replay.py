@@ -1,0 +1,290 @@
+"""Replaying a recording: the recorded input through the same node, in virtual time, bit for bit.
+
+A run made with ``--record FILE`` left the frames in ``FILE`` (and the files its rotation closed)
+and the tick journal in ``FILE.ticks`` (see :mod:`ecu_sim.recording`). A replay builds the node
+the way a real run does (:mod:`ecu_sim.runner`: same settings, codec, node, fault injector and
+:class:`~ecu_sim.loop.TickLoop`) and changes only two things:
+
+- the bus is a :class:`ReplayBus`, which hands the node the recorded received frames, each one
+  before the tick it fell before in the recording, and keeps what the node sends;
+- the clock is a :class:`ReplayClock`: virtual time that, where the journal says the real loop
+  ran overdue ticks without sending, jumps just as far, so the same loop skips the same ticks.
+
+Then every frame the node sends is compared with the recorded one of the same tick. Ticks whose
+frame never reached the bus in the recording (bus down, send error) cannot be compared and are
+counted. The first tick that differs is reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import can
+
+from ecu_sim.bus import Port
+from ecu_sim.clock import Poll, VirtualClock
+from ecu_sim.config import ProfileSettings, RunSettings, Settings
+from ecu_sim.controller import PiParams
+from ecu_sim.errors import ConfigError
+from ecu_sim.faults import Fault, FaultSchedule
+from ecu_sim.loop import TickLoop
+from ecu_sim.model import TruckParams
+from ecu_sim.recording import JOURNAL_FORMAT, JOURNAL_VERSION, dbc_checksum, journal_path
+from ecu_sim.route import GradeSchedule
+from ecu_sim.runner import NodeKind, attach_faults, load_profile, make_ccm, make_ecu, output_codec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TickRecord:
+    rx: int
+    tx: int
+    skipped: bool = False
+    failed: bool = False
+
+
+@dataclass
+class Recording:
+    path: str
+    head: dict[str, Any]
+    ticks: list[TickRecord]
+    #: the log files in the order they were written: rotated parts, then FILE itself
+    files: list[str]
+
+    @property
+    def kind(self) -> NodeKind:
+        return "ecu" if self.head["node"] == "ecu" else "ccm"
+
+    def frames(self) -> Iterator[can.Message]:
+        for name in self.files:
+            with can.LogReader(name) as reader:
+                yield from reader
+
+
+def load(path: str) -> Recording:
+    """Read the tick journal of the recording ``path``; ConfigError says what is wrong."""
+    journal = journal_path(path)
+    try:
+        with open(journal, encoding="ascii") as handle:
+            lines = handle.read().split("\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the tick journal {journal} of the recording {path}: "
+                          f"{exc.strerror or exc}; record with `ecu-sim --record {path}`") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{journal} is not a tick journal written by ecu-sim --record") from None
+    try:
+        head = json.loads(lines[0])
+    except json.JSONDecodeError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
+        raise ConfigError(f"{journal}, line 1: not a tick journal written by ecu-sim --record")
+    if head.get("version") != JOURNAL_VERSION or head.get("node") not in ("ecu", "ccm"):
+        raise ConfigError(f"{journal}, line 1: journal version {head.get('version')} of node "
+                          f"{head.get('node')!r} is not one this ecu-sim replays (version {JOURNAL_VERSION})")
+    folder = os.path.dirname(path)
+    files: list[str] = []
+    ticks: list[TickRecord] = []
+    # A run that was killed may end in half a line: the last line counts only when complete.
+    for number, line in enumerate(lines[1:-1], start=2):
+        if line.startswith("part "):
+            files.append(os.path.join(folder, line[5:]))
+            continue
+        fields = line.split()
+        try:
+            rx, tx = int(fields[0]), int(fields[1])
+            flags = fields[2] if len(fields) > 2 else ""
+        except (IndexError, ValueError):
+            raise ConfigError(f"{journal}, line {number}: expected 'RX TX [FLAGS]', got {line!r}") from None
+        if len(fields) > 3 or rx < 0 or tx < 0 or set(flags) - {"s", "f"}:
+            raise ConfigError(f"{journal}, line {number}: expected 'RX TX [FLAGS]', got {line!r}")
+        ticks.append(TickRecord(rx, tx, "s" in flags, "f" in flags))
+    files.append(path)
+    for name in files:
+        if not os.path.isfile(name):
+            raise ConfigError(f"the recording {path} lacks its log file {name}")
+    return Recording(path, head, ticks, files)
+
+
+def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
+    """The recorded settings; ``dbc`` replaces the DBC path (a recording moved elsewhere)."""
+    recorded = recording.head["settings"]
+    try:
+        profile = ProfileSettings(**recorded["profile"])
+        settings = Settings(profile=profile if dbc is None else dataclasses.replace(profile, dbc=dbc),
+                            truck=TruckParams(**recorded["truck"]),
+                            controller=PiParams(**recorded["controller"]),
+                            # the kernel's broadcast manager has no virtual time
+                            run=dataclasses.replace(RunSettings(**recorded["run"]), tx_mode="user"))
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"{journal_path(recording.path)}, line 1: settings this ecu-sim does not "
+                          f"know ({exc}); replay with the version that recorded it") from None
+    checksum = recording.head.get("dbc", {}).get("sha256")
+    if settings.profile.dbc is not None and checksum != dbc_checksum(settings.profile.dbc):
+        log.warning("%s is not the DBC file the recording was made with (its checksum differs)",
+                    settings.profile.dbc)
+    return settings
+
+
+class ReplayBus(can.BusABC):
+    """The recorded frames, in order: received ones before their tick, sent ones kept to compare.
+
+    ``tick`` tells the index of the node's next tick; frames of a later tick are held back.
+    """
+
+    def __init__(self, recording: Recording) -> None:
+        self.channel_info = f"replay of {recording.path}"
+        super().__init__(channel="replay")
+        self._ticks = recording.ticks
+        self._frames = recording.frames()
+        self._queue: deque[can.Message] = deque()
+        self._loaded = -1
+        self.tick: Callable[[], int] = lambda: 0
+        #: per tick: the frames the recording says the node sent
+        self.recorded: list[list[can.Message]] = []
+        #: (tick, frame) for every frame the replayed node sent
+        self.sent: list[tuple[int, can.Message]] = []
+        #: the first tick the log has no frames for, when it ends early
+        self.ends_at: int | None = None
+
+    def _load(self, tick: int) -> None:
+        ticks = self._ticks
+        while self._loaded < tick and self._loaded + 1 < len(ticks) and self.ends_at is None:
+            record = ticks[self._loaded + 1]
+            try:
+                received = [next(self._frames) for _ in range(record.rx)]
+                sent = [next(self._frames) for _ in range(record.tx)]
+            except StopIteration:
+                self.ends_at = self._loaded + 1
+                return
+            self._loaded += 1
+            self._queue.extend(received)
+            self.recorded.append(sent)
+
+    def pending(self) -> bool:
+        self._load(self.tick())
+        return bool(self._queue)
+
+    def recv(self, timeout: float | None = None) -> can.Message | None:
+        self._load(self.tick())
+        return self._queue.popleft() if self._queue else None
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        return self.recv(timeout), True
+
+    def send(self, msg: can.Message, timeout: float | None = None) -> None:
+        self.sent.append((self.tick(), msg))
+
+
+class ReplayClock(VirtualClock):
+    """Virtual time that hands over each tick's recorded frames and repeats the recorded stalls."""
+
+    def __init__(self, period_s: float, ticks: Sequence[TickRecord], bus: ReplayBus) -> None:
+        super().__init__()
+        self._period_s = period_s
+        self._bus = bus
+        #: first skipped tick of each stall -> how many ticks in a row the real loop skipped
+        self._stalls: dict[int, int] = {}
+        run_start = None
+        for index, record in enumerate(ticks):
+            if record.skipped:
+                run_start = index if run_start is None else run_start
+                self._stalls[run_start] = index - run_start + 1
+            else:
+                run_start = None
+
+    def wait_until(self, deadline: float, poll: Poll) -> None:
+        super().wait_until(deadline, poll)
+        while self._bus.pending():
+            poll(0.0)
+        stall = self._stalls.get(self._bus.tick())
+        if stall:
+            # Half a period past the last overdue slot: the loop skips exactly ``stall`` ticks.
+            self._now = deadline + (stall + 0.5) * self._period_s
+
+
+@dataclass(frozen=True)
+class Difference:
+    tick: int
+    time_s: float
+    recorded: str
+    replayed: str
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    kind: NodeKind
+    period_s: float
+    ticks: int
+    #: frames compared bit for bit
+    frames: int
+    #: ticks whose recorded frame never reached the bus, so there is nothing to compare
+    unverified: int
+    difference: Difference | None
+    #: set when the log holds fewer frames than the journal counts (a run that was killed)
+    ends_at: int | None
+
+    @property
+    def identical(self) -> bool:
+        return self.difference is None
+
+
+def _text(frames: Sequence[can.Message]) -> str:
+    if not frames:
+        return "no frame"
+    return ", ".join(f"{m.arbitration_id:08X}#{bytes(m.data).hex().upper()}" if m.is_extended_id
+                     else f"{m.arbitration_id:03X}#{bytes(m.data).hex().upper()}" for m in frames)
+
+
+def _key(frames: Sequence[can.Message]) -> list[tuple[int, bool, bytes]]:
+    return [(m.arbitration_id, m.is_extended_id, bytes(m.data)) for m in frames]
+
+
+def replay(path: str, dbc: str | None = None) -> ReplayResult:
+    """Replay the recording ``path`` and compare what the node sends with what it sent then."""
+    recording = load(path)
+    settings = settings_of(recording, dbc)
+    kind = recording.kind
+    profile = load_profile(settings)
+    period = settings.run.period_s
+    bus = ReplayBus(recording)
+    clock = ReplayClock(period, recording.ticks, bus)
+    port = Port(bus, own_ids=[output_codec(kind, profile).frame_id])
+    route = recording.head.get("route")
+    node = (make_ecu(clock, port, profile, settings, GradeSchedule.from_points(route) if route else None)
+            if kind == "ecu" else make_ccm(clock, port, profile, settings))
+    recorded_faults = recording.head["faults"]
+    schedule = FaultSchedule(tuple(Fault(**f) for f in recorded_faults["faults"]), recorded_faults["seed"])
+    attach_faults(node, kind, profile, schedule, period)
+    bus.tick = lambda: node.tick_index
+    loop = TickLoop(clock, period, [node])
+    try:
+        loop.run(max_ticks=len(recording.ticks))
+    finally:
+        port.close()
+    return _compare(kind, recording, bus, period)
+
+
+def _compare(kind: NodeKind, recording: Recording, bus: ReplayBus, period_s: float) -> ReplayResult:
+    sent: list[list[can.Message]] = [[] for _ in recording.ticks]
+    for tick, msg in bus.sent:
+        sent[tick].append(msg)
+    ticks = len(bus.recorded)
+    frames = unverified = 0
+    for tick in range(ticks):
+        recorded, replayed = bus.recorded[tick], sent[tick]
+        if recording.ticks[tick].failed:
+            unverified += 1
+            continue
+        if _key(recorded) != _key(replayed):
+            difference = Difference(tick, tick * period_s, _text(recorded), _text(replayed))
+            return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.ends_at)
+        frames += len(recorded)
+    return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.ends_at)

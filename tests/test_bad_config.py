@@ -1,0 +1,110 @@
+"""Bad configuration ends the command with exit status 2 and a message naming the file, line or key.
+
+Checked before the bus is opened, through the real command line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+#: a DBC with the speed message but without the accelerator pedal position
+SPEED_ONLY_DBC = """VERSION ""
+NS_ :
+BS_:
+BU_: ECU
+BO_ 2566844709 CCVS1: 8 ECU
+ SG_ WheelBasedVehicleSpeed : 40|16@1+ (0.00390625,0) [0|250.996] "km/h" Vector__XXX
+BA_DEF_ SG_ "SPN" INT 0 524287;
+BA_DEF_DEF_ "SPN" 0;
+BA_ "SPN" SG_ 2566844709 WheelBasedVehicleSpeed 84;
+"""
+
+
+def test_a_dbc_without_the_app_signal_exits_2_naming_the_file_and_the_spn(tmp_path: Path) -> None:
+    dbc = tmp_path / "speed-only.dbc"
+    dbc.write_text(SPEED_ONLY_DBC)
+    result = run_cli("--dbc", str(dbc), "--duration", "0.1")
+    assert result.returncode == 2
+    assert str(dbc) in result.stderr and "SPN 91" in result.stderr
+
+
+def test_an_app_signal_the_dbc_lacks_exits_2_listing_the_signals_it_has(tmp_path: Path) -> None:
+    result = run_cli("ccm", "--app-signal", "EEC2.NoSuchSignal", "--duration", "0.1")
+    assert result.returncode == 2
+    assert "NoSuchSignal" in result.stderr and "AccelPedalPos1" in result.stderr
+
+
+def test_a_grade_file_not_increasing_in_distance_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    route = tmp_path / "route.csv"
+    route.write_text("distance_m,grade_pct\n0,0\n500,1.0\n400,2.0\n")
+    result = run_cli("--grade-file", str(route), "--duration", "0.1")
+    assert result.returncode == 2
+    assert f"{route}, line 4" in result.stderr
+
+
+def test_negative_rated_power_in_the_configuration_exits_2_naming_key_and_file(tmp_path: Path) -> None:
+    ini = tmp_path / "truck.ini"
+    ini.write_text("[truck]\nrated_power_kw = -179\n")
+    result = run_cli("--config", str(ini), "--duration", "0.1")
+    assert result.returncode == 2
+    assert "rated_power_kw must be > 0" in result.stderr and str(ini) in result.stderr
+
+
+def test_an_unparsable_configuration_file_exits_2_naming_it(tmp_path: Path) -> None:
+    ini = tmp_path / "broken.ini"
+    ini.write_text("mass_kg = 1\n[truck\n")
+    result = run_cli("ccm", "--config", str(ini), "--duration", "0.1")
+    assert result.returncode == 2
+    assert str(ini) in result.stderr and "not a valid INI file" in result.stderr
+
+
+def test_an_inconsistent_configuration_exits_2_saying_what_excludes_what(tmp_path: Path) -> None:
+    ini = tmp_path / "both.ini"
+    ini.write_text("[run]\ngrade_pct = 1\ngrade_file = /etc/route.csv\n")
+    result = run_cli("--config", str(ini), "--duration", "0.1")
+    assert result.returncode == 2
+    assert "grade_pct and grade_file exclude each other" in result.stderr
+
+
+def test_an_unknown_key_exits_2_naming_key_and_file(tmp_path: Path) -> None:
+    ini = tmp_path / "typo.ini"
+    ini.write_text("[faults]\nsed = 4\n")
+    result = run_cli("--config", str(ini), "--duration", "0.1")
+    assert result.returncode == 2
+    assert "'sed'" in result.stderr and str(ini) in result.stderr
+
+
+def test_a_malformed_fault_exits_2_quoting_it() -> None:
+    result = run_cli("--fault", "wobble=3", "--duration", "0.1")
+    assert result.returncode == 2
+    assert "'wobble=3'" in result.stderr and "drop" in result.stderr
+
+
+def test_a_bad_line_of_a_scenario_file_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.txt"
+    scenario.write_text("# dropouts\nseed = 7\ndrop=0.2@10-20\ndrop=1.5\n")
+    result = run_cli("ccm", "--scenario", str(scenario), "--duration", "0.1")
+    assert result.returncode == 2
+    assert f"scenario file {scenario}, line 4" in result.stderr and "probability" in result.stderr
+
+
+def test_a_delay_that_is_not_whole_periods_exits_2() -> None:
+    result = run_cli("--fault", "delay=0.25", "--duration", "0.1")
+    assert result.returncode == 2
+    assert "whole number of periods" in result.stderr
+
+
+def test_a_recording_in_a_format_replay_cannot_read_back_exits_2(tmp_path: Path) -> None:
+    result = run_cli("--record", str(tmp_path / "run.csv"), "--duration", "0.1")
+    assert result.returncode == 2
+    assert "run.csv" in result.stderr and ".blf" in result.stderr
+
+
+def test_replaying_a_file_without_its_tick_journal_exits_2_naming_it(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("(1.000000) can0 18F00326#FFFFFFFFFFFFA5FF R\n")
+    result = run_cli("replay", str(log))
+    assert result.returncode == 2
+    assert f"{log}.ticks" in result.stderr

@@ -1,0 +1,181 @@
+"""Recording and replay: a recorded run replays bit for bit; a replay finds the first tick that differs."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import can
+import cantools
+import pytest
+
+from ecu_sim import replay
+from ecu_sim.clock import Poll, VirtualClock
+from ecu_sim.faults import FaultInjector
+from ecu_sim.profile import Profile
+from tests.conftest import clean_env, ecu_sim_command, run_cli, udp_args
+from tests.nodebench import Bench
+
+UNRELATED_ID = 0x18FEEE00
+
+
+class ArrivingClock(VirtualClock):
+    """Virtual time in which the bench's frames arrive while the loop waits, with stalls.
+
+    ``arrive(wait)`` is called during each wait; at the waits in ``stalls`` the process loses
+    that many seconds, as a preempted process would, so the loop runs overdue ticks unsent.
+    """
+
+    def __init__(self, stalls: dict[int, float] | None = None) -> None:
+        super().__init__()
+        self.stalls = stalls or {}
+        self.waits = 0
+        self.arrive: Callable[[int], None] = lambda wait: None
+
+    def wait_until(self, deadline: float, poll: Poll) -> None:
+        super().wait_until(deadline, poll)
+        self.arrive(self.waits)
+        self._now += self.stalls.get(self.waits, 0.0)
+        self.waits += 1
+
+
+def record(path: Path, kind: str = "ecu", ticks: int = 60, faults: tuple[str, ...] = (),
+           stalls: dict[int, float] | None = None, max_bytes: int = 0) -> Bench:
+    """A recorded run with changing input and bad frames of several kinds among it."""
+    clock = ArrivingClock(stalls)
+    bench = Bench(kind, faults=faults, seed=5, clock=clock)  # type: ignore[arg-type]
+    bench.record(str(path), max_bytes)
+
+    def arrive(wait: int) -> None:
+        bench.send_value((wait * 7) % 100 if kind == "ecu" else 80.0 + wait % 20)
+        if wait % 3 == 0:
+            bench.send_raw(can.Message(arbitration_id=UNRELATED_ID, data=bytes([wait % 256]) * 8))
+        if wait % 10 == 4:
+            bench.send(bytes.fromhex("FFFFFFFFFFFFFFFF"))  # not available: missing at once
+        if wait % 10 == 7:
+            bench.send_raw(can.Message(arbitration_id=0x080, is_error_frame=True, is_extended_id=False))
+        if wait % 10 == 8:
+            bench.send(b"\xff\xff")  # too short
+
+    clock.arrive = arrive
+    bench.tick(ticks)
+    bench.close()
+    return bench
+
+
+@pytest.mark.parametrize("suffix", [".log", ".asc", ".blf"])
+def test_an_ecu_recording_replays_bit_for_bit_in_each_format(tmp_path: Path, suffix: str) -> None:
+    record(tmp_path / f"ecu{suffix}")
+    result = replay.replay(str(tmp_path / f"ecu{suffix}"))
+    assert result.identical and (result.ticks, result.frames) == (60, 60)
+
+
+def test_a_ccm_recording_with_random_drops_replays_bit_for_bit(tmp_path: Path) -> None:
+    bench = record(tmp_path / "ccm.log", kind="ccm", faults=("drop=0.3", "offset=2@2-3"))
+    result = replay.replay(str(tmp_path / "ccm.log"))
+    injector = bench.ccm.faults
+    assert isinstance(injector, FaultInjector) and injector.injected["drop"] > 10
+    assert result.identical and result.frames == 60 - injector.injected["drop"]
+
+
+def test_a_run_with_overdue_ticks_replays_them_unsent_as_recorded(tmp_path: Path) -> None:
+    bench = record(tmp_path / "ecu.log", stalls={10: 0.25, 30: 0.52})
+    journal = (tmp_path / "ecu.log.ticks").read_text().splitlines()[1:]
+    result = replay.replay(str(tmp_path / "ecu.log"))
+    assert bench.loop.stats.skipped == 7 and sum(line.endswith("s") for line in journal) == 7
+    assert result.identical and result.frames == 60 - 7
+
+
+def test_a_rotated_recording_replays_across_its_files(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log", ticks=200, max_bytes=2000)
+    parts = sorted(p.name for p in tmp_path.glob("ecu_*#*.log"))
+    result = replay.replay(str(tmp_path / "ecu.log"))
+    assert len(parts) >= 3
+    assert result.identical and result.frames == 200
+
+
+def test_a_changed_output_frame_is_reported_at_its_tick(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    log = tmp_path / "ecu.log"
+    lines = log.read_text().splitlines()
+    sent = [i for i, line in enumerate(lines) if line.endswith(" T")]
+    lines[sent[42]] = re.sub(r"#(\w+) T$", "#FFFFFFFFFF0050FF T", lines[sent[42]])  # 80 km/h
+    log.write_text("\n".join(lines) + "\n")
+    result = run_cli("replay", str(log))
+    assert result.returncode == 1
+    assert ("differs at tick 42 (t = 4.2 s): recorded 18FEF125#FFFFFFFFFF0050FF, replayed 18FEF125#"
+            in result.stderr)
+
+
+def test_a_changed_input_frame_changes_the_replayed_output_from_that_tick(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    log = tmp_path / "ecu.log"
+    lines = log.read_text().splitlines()
+    app = [i for i, line in enumerate(lines) if "18F00326#FFFFFFFFFFFF" in line and line.endswith(" R")
+           and not line.endswith("FFFF R")]
+    lines[app[30]] = re.sub(r"#FFFFFFFFFFFF(\w\w)FF R$", "#FFFFFFFFFFFFE1FF R", lines[app[30]])  # 100 %
+    log.write_text("\n".join(lines) + "\n")
+    difference = replay.replay(str(log)).difference
+    assert difference is not None and difference.tick == 30
+
+
+def test_which_tick_a_frame_fell_before_is_part_of_the_recording(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    journal = tmp_path / "ecu.log.ticks"
+    lines = journal.read_text().splitlines()
+    rx, tx = (int(n) for n in lines[1 + 20].split())
+    rx_next, tx_next = (int(n) for n in lines[1 + 21].split())
+    # The last frame received before tick 20 moves behind it: the same frames, one tick later.
+    lines[1 + 20], lines[1 + 21] = f"{rx - 1} {tx}", f"{rx_next} {tx_next}"
+    journal.write_text("\n".join(lines) + "\n")
+    moved = replay.replay(str(tmp_path / "ecu.log"))
+    assert moved.difference is not None and moved.difference.tick == 20
+
+
+def test_the_recording_is_readable_by_cantools_with_the_projects_dbc(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    speed = Profile.load("amp").speed.message  # the cantools message from the project's DBC
+    with (tmp_path / "ecu.log").open() as log:
+        frames = [frame for frame in cantools.logreader.Parser(log)
+                  if frame is not None and frame.frame_id == speed.frame_id]
+    speeds = [speed.decode(frame.data)["WheelBasedVehicleSpeed"] for frame in frames]  # type: ignore[call-overload]
+    assert len(speeds) == 60 and speeds[0] == 80.0
+    assert all(isinstance(s, float) and 70.0 < s < 90.0 for s in speeds)
+
+
+def stop(process: subprocess.Popen[str]) -> str:
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=15)
+    assert process.returncode == 0, err
+    return err
+
+
+@pytest.mark.slow
+def test_a_recorded_closed_loop_replays_bit_for_bit(tmp_path: Path, udp_port: int) -> None:
+    ecu_log, ccm_log = tmp_path / "ecu.blf", tmp_path / "ccm.log"
+    ecu = subprocess.Popen(ecu_sim_command(*udp_args(udp_port), "--record", str(ecu_log)),
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    ccm = subprocess.Popen(ecu_sim_command("ccm", *udp_args(udp_port), "--record", str(ccm_log),
+                                           "--fault", "drop=0.1"),
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    time.sleep(6)
+    stop(ccm)
+    stop(ecu)  # both by SIGTERM: the recordings must be flushed and complete
+    for log in (ecu_log, ccm_log):
+        result = run_cli("replay", str(log))
+        assert result.returncode == 0, result.stderr
+        frames = int(re.search(r"(\d+) frames sent bit for bit", result.stdout)[1])  # type: ignore[index]
+        assert frames >= 40, result.stdout
+
+
+@pytest.mark.slow
+def test_a_run_ended_by_its_duration_leaves_a_complete_recording(tmp_path: Path, udp_port: int) -> None:
+    log = tmp_path / "ecu.asc"
+    result = run_cli(*udp_args(udp_port), "--record", str(log), "--duration", "2")
+    assert result.returncode == 0, result.stderr
+    replayed = run_cli("replay", str(log))
+    assert replayed.returncode == 0 and "replayed 20 ticks (2.0 s): 20 frames" in replayed.stdout
