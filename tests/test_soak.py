@@ -1,0 +1,145 @@
+"""Soak: ECU and CCM processes close the loop for minutes of real time under a stream of bad input.
+
+Opt-in, not in the default suite: ``ECU_SIM_SOAK=600 .venv/bin/python -m pytest tests/test_soak.py``
+runs ten minutes (the value is the duration in seconds). Both processes record; the test feeds
+every kind of bad input on both roles and a flood of random identifiers, then reports what it
+fed, what each node counted, lost (skipped) and late ticks and the schedule's drift, and checks
+that both recordings replay bit for bit, i.e. that nothing but the recorded input moved the model.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import can
+import pytest
+
+from tests.conftest import clean_env, ecu_sim_command, run_cli, udp_args
+
+SOAK_S = float(os.environ.get("ECU_SIM_SOAK", "0"))
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(SOAK_S <= 0, reason="opt-in: ECU_SIM_SOAK=<seconds>, e.g. 600")]
+
+APP_ID, SPEED_ID = 0x18F00326, 0x18FEF125
+APP_40 = bytes.fromhex("FFFFFFFFFFFFA5FF")
+SPEED_85 = bytes.fromhex("FFFFFFFFFF0055FF")
+PERIOD_S = 0.1
+
+
+def frame(**fields: object) -> Callable[[], can.Message]:
+    return lambda: can.Message(**fields)  # type: ignore[arg-type]
+
+
+def bad_frames() -> list[tuple[str, Callable[[], can.Message]]]:
+    """(kind, frame) for every kind of bad input, for the ECU's input (APP) and the CCM's (speed)."""
+    kinds: list[tuple[str, Callable[[], can.Message]]] = []
+    for role, ident, good in (("app", APP_ID, APP_40), ("speed", SPEED_ID, SPEED_85)):
+        kinds += [
+            (f"{role} short_frame", frame(arbitration_id=ident, data=good[:5])),
+            (f"{role} out_of_range", frame(arbitration_id=ident, data=bytes.fromhex("FFFFFFFFFFFCFCFF"))),
+            (f"{role} remote_frame", frame(arbitration_id=ident, is_remote_frame=True, dlc=8)),
+            (f"{role} fd_frame", frame(arbitration_id=ident, is_fd=True, data=good + bytes(4))),
+            (f"{role} wrong_source", frame(arbitration_id=(ident & ~0xFF) | 0x27, data=good)),
+        ]
+    kinds.append(("error_frame", frame(arbitration_id=0x0A0, is_error_frame=True, is_extended_id=False,
+                                       data=bytes(8))))
+    return kinds
+
+
+#: 8-byte payloads this test sends with the speed's identifier (the ECU never sends these)
+INJECTED_SPEEDS = {bytes.fromhex(h) for h in ("FFFFFFFFFFFCFCFF", "FFFFFFFFFFFFFFFF", "FFFFFFFFFFFFFEFF")}
+#: sent rarely: the input is missing at once, so the ECU coasts (or cruise pauses) for a tick
+MISSING = [("app not_available", APP_ID, "FF"), ("app error_indicator", APP_ID, "FE"),
+           ("speed not_available", SPEED_ID, "FF"), ("speed error_indicator", SPEED_ID, "FE")]
+
+
+def summary(err: str) -> tuple[int, int, int, str]:
+    """(ticks, late, skipped, counters) from a node's last log line."""
+    last = err.strip().splitlines()[-1]
+    match = re.search(r"stopped after (\d+) ticks: (\d+) late, (\d+) skipped, (.*)$", last)
+    assert match is not None, err[-2000:]
+    return int(match[1]), int(match[2]), int(match[3]), match[4]
+
+
+def report(request: pytest.FixtureRequest, text: str) -> None:
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    assert capture is not None
+    with capture.global_and_fixture_disabled():
+        print(text)
+
+
+def test_soak_closed_loop_under_bad_input(tmp_path: Path, udp_port: int, udp_bus: can.BusABC,
+                                          request: pytest.FixtureRequest) -> None:
+    duration = f"{SOAK_S:g}"
+    ecu = subprocess.Popen(ecu_sim_command(*udp_args(udp_port), "--app-source", "0x26",
+                                           "--duration", duration, "--record", str(tmp_path / "ecu.blf")),
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    ccm = subprocess.Popen(ecu_sim_command("ccm", *udp_args(udp_port), "--speed-source", "0x25",
+                                           "--duration", duration, "--record", str(tmp_path / "ccm.log")),
+                           stderr=subprocess.PIPE, text=True, env=clean_env())
+    fed: Counter[str] = Counter()
+    kinds = bad_frames()
+    rng = random.Random(1)
+    speed_times: list[float] = []
+    next_bad = next_flood = next_missing = time.monotonic() + 2.0
+    step = 0
+    while ecu.poll() is None or ccm.poll() is None:
+        now = time.monotonic()
+        if now >= next_bad:  # one bad frame every 20 ms, kinds in turn
+            kind, make = kinds[step % len(kinds)]
+            udp_bus.send(make())
+            fed[kind] += 1
+            step += 1
+            next_bad += 0.02
+        if now >= next_missing:  # a not-available or error value every 7 s
+            kind, ident, top = MISSING[int(now) % len(MISSING)]
+            udp_bus.send(can.Message(arbitration_id=ident, data=bytes.fromhex(f"FFFFFFFFFFFF{top}FF")))
+            fed[kind] += 1
+            next_missing += 7.0
+        if now >= next_flood:  # a burst of 200 frames of random identifiers every second
+            for _ in range(200):
+                udp_bus.send(can.Message(arbitration_id=rng.getrandbits(29) | 0x100, data=rng.randbytes(8)))
+            fed["other (random identifiers)"] += 200
+            next_flood += 1.0
+        while (msg := udp_bus.recv(0.0)) is not None:
+            if (msg.arbitration_id == SPEED_ID and len(msg.data) == 8 and not msg.is_fd
+                    and not msg.is_remote_frame and bytes(msg.data) not in INJECTED_SPEEDS):
+                speed_times.append(time.monotonic())  # the ECU's, not our bad frames heard back
+        time.sleep(0.002)
+    _, ecu_err = ecu.communicate(timeout=30)
+    _, ccm_err = ccm.communicate(timeout=30)
+    assert (ecu.returncode, ccm.returncode) == (0, 0), ecu_err[-2000:] + ccm_err[-2000:]
+
+    ticks_expected = round(SOAK_S / PERIOD_S)
+    ecu_ticks, ecu_late, ecu_skipped, ecu_counts = summary(ecu_err)
+    ccm_ticks, ccm_late, ccm_skipped, ccm_counts = summary(ccm_err)
+    span = speed_times[-1] - speed_times[0]
+    drift_s = span - (len(speed_times) - 1) * PERIOD_S
+    last_speed = float(re.findall(r"speed\s+([\d.]+) km/h", ecu_err)[-1])
+    bus_errors = [line.split("| bus up")[-1] for line in ecu_err.splitlines() if "| bus up" in line][-1:]
+    replays = {name: run_cli("replay", str(tmp_path / name), timeout=600) for name in ("ecu.blf", "ccm.log")}
+    report(request, "\n".join([
+        f"\nsoak {SOAK_S:g} s: fed {sum(fed.values())} bad or unrelated frames: "
+        + ", ".join(f"{kind} {n}" for kind, n in sorted(fed.items())),
+        f"ECU: {ecu_ticks} ticks, {ecu_late} late, {ecu_skipped} lost (skipped); {ecu_counts}"
+        f"{''.join(bus_errors)}",
+        f"CCM: {ccm_ticks} ticks, {ccm_late} late, {ccm_skipped} lost (skipped); {ccm_counts}",
+        f"speed frames heard: {len(speed_times)} over {span:.3f} s, drift {drift_s * 1000:+.1f} ms; "
+        f"last speed {last_speed:.2f} km/h",
+        *(f"replay {name}: {r.stdout.strip() or r.stderr.strip()}" for name, r in replays.items()),
+    ]))
+    assert ecu_ticks == ccm_ticks == ticks_expected
+    assert all(r.returncode == 0 for r in replays.values()), "the recordings replay bit for bit"
+    if SOAK_S >= 120:  # the closed loop settles within a minute
+        assert abs(last_speed - 90.0) < 1.0, "the loop still holds the set speed"
+    assert len(speed_times) >= 0.99 * ticks_expected and abs(drift_s) < 0.5
+    for kind in ("short_frame", "out_of_range", "remote_frame", "fd_frame", "wrong_source", "not_available",
+                 "error_indicator"):
+        assert re.search(rf"{kind} \d+", ecu_counts) and re.search(rf"{kind} \d+", ccm_counts), kind
