@@ -306,21 +306,17 @@ class RoleCodec:
         A controller that produces NaN or infinity must not take the process down or put a wrong speed
         on the bus, so those become "not available"; finite values outside the DBC limits are clamped.
         """
-        if _NEG_INF < value < _INF:
-            if value < self._phys_lo:
-                value = self._phys_lo
-            elif value > self._phys_hi:
-                value = self._phys_hi
-            raw = round((value - self._offset) / self._scale)
-            # Float rounding at the very edge must not step outside the raw limits.
-            if raw < self._raw_lo:
-                raw = self._raw_lo
-            elif raw > self._raw_hi:
-                raw = self._raw_hi
-            bits = raw & self._mask
-        else:
-            bits = self._na_bits
-        return self._pack(self._template | (bits << self._enc_shift))
+        if not self._phys_lo <= value <= self._phys_hi:  # rare: out of range, infinite or NaN
+            if not _NEG_INF < value < _INF:
+                return self._pack(self._template | (self._na_bits << self._enc_shift))
+            value = self._phys_lo if value < self._phys_lo else self._phys_hi
+        raw = round((value - self._offset) / self._scale)
+        # Float rounding at the very edge must not step outside the raw limits.
+        if raw < self._raw_lo:
+            raw = self._raw_lo
+        elif raw > self._raw_hi:
+            raw = self._raw_hi
+        return self._pack(self._template | ((raw & self._mask) << self._enc_shift))
 
     def decode(self, data: bytes | bytearray) -> float | Invalid:
         """Physical value, or the reason there is none (never a sentinel number like 255.99 km/h)."""
