@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecu_sim.clock import Poll, VirtualClock
+from ecu_sim.clock import MonotonicClock, Poll, VirtualClock
 from ecu_sim.loop import HeldInput, TickLoop
 
 
@@ -112,3 +112,50 @@ def test_held_input_older_than_the_timeout_is_missing() -> None:
     held = HeldInput(0.3)
     held.update(40.0, now=1.0)
     assert held.get(1.31) is None
+
+
+class ScriptedRealClock(MonotonicClock):
+    """A MonotonicClock whose time and CPU time are scripted, recording how it was asked to wait."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t = 0.0
+        self.cpu = 0.0
+        self.waits: list[str] = []
+
+    def now(self) -> float:
+        return self.t
+
+    def cpu_time(self) -> float:
+        return self.cpu
+
+    def sleep_until(self, deadline: float) -> None:
+        self.waits.append("sleep")
+        self.t = max(self.t, deadline)
+
+    def receive_until(self, deadline: float, poll: Poll) -> None:
+        self.waits.append("receive")
+        self.t = max(self.t, deadline)
+
+
+class CostlyNode(RecordingNode):
+    """Draining costs the CPU time the script says, tick by tick."""
+
+    def __init__(self, clock: ScriptedRealClock, costs_s: list[float]) -> None:
+        super().__init__()
+        self.clock = clock
+        self.costs_s = costs_s
+
+    def drain(self) -> None:
+        super().drain()
+        self.clock.cpu += self.costs_s[self.drains - 1]
+
+
+def test_a_quiet_bus_is_slept_through_and_a_busy_one_received_frame_by_frame() -> None:
+    clock = ScriptedRealClock()
+    # receiving costs 0.1 ms, then 5 ms a period (busy: over 1 % of 100 ms), then 0.1 ms again
+    node = CostlyNode(clock, [0.0001, 0.005, 0.005, 0.0001, 0.0001])
+    TickLoop(clock, 0.1, [node]).run(max_ticks=5)
+    assert clock.waits == ["sleep", "sleep", "receive", "receive", "sleep"]
+    assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2, 0.3, 0.4]
+    assert node.drains == 5
