@@ -164,15 +164,16 @@ def table(result: Mapping[str, Any]) -> str:
                          f"{_f(s['p50_ms'], 1)} | {_f(s['p99_ms'], 1)} | {_f(s['max_ms'], 1)} |")
     if "quiet" in result:
         lines += ["", "## CPU and memory, quiet phase", "",
-                  "| process | CPU per tick (us) | % of one core | peak RSS (MB) |", "|---|---|---|---|"]
+                  "| process | CPU per tick (us) | % of one core | with start-up (us/tick) | peak RSS (MB) |",
+                  "|---|---|---|---|---|"]
         for name, cpu in result["quiet"]["cpu"].items():
             lines.append(f"| {name} | {_f(cpu['us_per_tick'], 0)} | {_f(cpu['pct_of_core'], 3)} | "
-                         f"{_f(cpu['peak_rss_mb'], 1)} |")
+                         f"{_f(cpu.get('us_per_tick_with_startup'), 0)} | {_f(cpu['peak_rss_mb'], 1)} |")
         for phase in WIRE_PHASES[1:]:
             if phase in result:
                 cpu = result[phase]["cpu"]
                 lines.append(f"| ecu (during {phase}) | {_f(cpu['ecu']['us_per_tick'], 0)} | "
-                             f"{_f(cpu['ecu']['pct_of_core'], 3)} | {_f(cpu['ecu']['peak_rss_mb'], 1)} |")
+                             f"{_f(cpu['ecu']['pct_of_core'], 3)} | | {_f(cpu['ecu']['peak_rss_mb'], 1)} |")
     if "startup" in result:
         st = result["startup"]
         lines += ["", "## Start-up", "", "| command | runs (s) | median (s) | max (s) |", "|---|---|---|---|"]

@@ -339,6 +339,7 @@ class Bench:
                     procs.spawn(f"hog{core}", actor_command("hog"))
             sleep_checking(2.0, procs)
             watched = [p for p in procs.procs if p.name != "receiver"]
+            spawned = {p.name: p.spawned_at for p in watched}
             t_a = time.time()
             cpu_a = {p.name: cpu_seconds(p.popen.pid) for p in watched}
             sys_a = system_busy()
@@ -354,6 +355,8 @@ class Bench:
         cpu = {name: {"cpu_s": cpu_b[name] - cpu_a[name],
                       "us_per_tick": 1e6 * (cpu_b[name] - cpu_a[name]) / ticks,
                       "pct_of_core": 100.0 * (cpu_b[name] - cpu_a[name]) / (t_b - t_a),
+                      # the whole process so far, start-up included, over the periods since its start
+                      "us_per_tick_with_startup": 1e6 * cpu_b[name] * PERIOD_S / (t_b - spawned[name]),
                       "peak_rss_mb": rss[name]} for name in cpu_a}
         ncpu = os.cpu_count() or 1
         d_busy, d_steal, d_all = (sys_b[i] - sys_a[i] for i in range(3))
