@@ -271,4 +271,5 @@ def test_a_running_ecu_logs_bad_input_by_kind_and_keeps_10_hz_through_a_flood(
     assert "invalid 3 (not_available 1, remote_frame 1, short_frame 1)" in summary
     other = re.search(r" other (\d+)", summary)
     assert other is not None and int(other[1]) >= 0.9 * sent, f"{sent} sent: {summary}"
-    assert 27 <= speed_frames <= 33, f"10 Hz through {sent} flood frames in 3 s"
+    # 30 at 10 Hz; a loaded test machine may make the loop skip an overdue tick or two
+    assert 25 <= speed_frames <= 33, f"10 Hz through {sent} flood frames in 3 s"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 import signal
 import subprocess
 import time
@@ -163,8 +164,10 @@ def test_a_fault_given_on_the_command_line_reaches_the_bus(udp_bus: can.BusABC, 
             arrivals.append(time.monotonic())
     _, err = ecu.communicate(timeout=10)
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    assert ecu.returncode == 0, err
-    assert len(arrivals) == 20 and max(gaps) > 0.9, "ten frames withheld between 1 s and 2 s"
+    skipped = re.search(r"(\d+) skipped", err)
+    assert ecu.returncode == 0 and skipped is not None, err
+    # On a loaded machine the loop may skip an overdue tick; it sends nothing then either.
+    assert len(arrivals) + int(skipped[1]) == 20 and max(gaps) > 0.9, "ten frames withheld from 1 s to 2 s"
     assert "fault silent@1-2 starts at tick 10" in err
 
 
