@@ -90,11 +90,25 @@ def _config_value(key: str, value: str) -> Any:
 def open_bus(options: argparse.Namespace) -> can.BusABC:
     """Open the bus, turning python-can's failures into a message a person can act on."""
     try:
-        return can.cli.create_bus_from_namespace(options)
+        bus = can.cli.create_bus_from_namespace(options)
     except argparse.ArgumentError as exc:
         raise _unavailable(options, exc.__cause__ or exc) from exc
     except Exception as exc:  # python-can backends raise many types; all mean "no bus"
         raise _unavailable(options, exc) from exc
+    if getattr(options, "interface", None) == "socketcan" and not _link_is_up(str(options.channel)):
+        # A raw socket binds to a down interface without complaint and fails only when sending.
+        bus.shutdown()
+        raise _unavailable(options, OSError(errno.ENETDOWN, "interface is down"))
+    return bus
+
+
+def _link_is_up(name: str) -> bool:
+    """IFF_UP from sysfs; an interface sysfs does not show is given the benefit of the doubt."""
+    try:
+        with open(f"/sys/class/net/{name}/flags", encoding="ascii") as flags:
+            return bool(int(flags.read(), 16) & 0x1)
+    except (OSError, ValueError):
+        return True
 
 
 def _unavailable(options: argparse.Namespace, exc: BaseException) -> BusUnavailableError | ConfigError:

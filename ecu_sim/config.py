@@ -192,7 +192,9 @@ def _read_environment(environ: Mapping[str, str]) -> list[tuple[str, str, str]]:
             continue
         rest = name[len(ENV_PREFIX):].lower()
         section, _, key = rest.partition("_")
-        if (section not in SECTIONS and section != "bus") or not key:
+        if section not in SECTIONS and section != "bus":
+            continue  # not a configuration section: some other tool's ECU_SIM_ variable
+        if not key:
             raise ConfigError(f"environment variable {name} names no configuration item; use "
                               f"{ENV_PREFIX}<SECTION>_<KEY>, e.g. {ENV_PREFIX}TRUCK_MASS_KG")
         found.append((section, key, raw))

@@ -93,9 +93,13 @@ def test_missing_file_is_an_error() -> None:
         config.load(cli(config="/nonexistent/ecu-sim.ini"), environ={})
 
 
-def test_environment_variable_naming_nothing_is_an_error() -> None:
-    with pytest.raises(ConfigError, match="ECU_SIM_TRUCKMASS"):
-        config.load(cli(), environ={"ECU_SIM_TRUCKMASS": "1"})
+def test_environment_variable_with_an_unknown_key_of_a_section_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="'mas_kg'.*ECU_SIM_TRUCK_MAS_KG"):
+        config.load(cli(), environ={"ECU_SIM_TRUCK_MAS_KG": "1"})
+
+
+def test_environment_variables_outside_the_config_sections_are_ignored() -> None:
+    assert config.load(cli(), environ={"ECU_SIM_SOAK": "600"}) == config.load(cli(), environ={})
 
 
 def test_default_input_timeout_is_three_periods() -> None:
