@@ -94,7 +94,7 @@ def test_missing_file_is_an_error() -> None:
 
 
 def test_environment_variable_with_an_unknown_key_of_a_section_is_an_error() -> None:
-    with pytest.raises(ConfigError, match="'mas_kg'.*ECU_SIM_TRUCK_MAS_KG"):
+    with pytest.raises(ConfigError, match=r"'mas_kg'.*ECU_SIM_TRUCK_MAS_KG"):
         config.load(cli(), environ={"ECU_SIM_TRUCK_MAS_KG": "1"})
 
 
