@@ -154,6 +154,8 @@ ERROR_CLASSES: tuple[tuple[int, str], ...] = (
 )
 #: errno values of a send or receive that mean the interface went away (down, deleted, unplugged)
 _LOST = frozenset({errno.ENETDOWN, errno.ENODEV, errno.ENXIO, errno.EBADF, errno.ENETUNREACH})
+#: frames (echoes, error frames) one receive call skips at most before it returns
+SKIP_LIMIT = 256
 BACKOFF_INITIAL_S = 0.1
 BACKOFF_MAX_S = 5.0
 
@@ -209,27 +211,37 @@ class Port:
         return f"bus up{f' | errors {errors}' if errors else ''}"
 
     def recv(self, timeout_s: float) -> can.Message | None:
+        """The next frame for the node, or None when none came within ``timeout_s``.
+
+        Echoes and error frames are counted and skipped here, so None always means "nothing
+        (more) queued". After a skipped frame the wait does not restart: what is already queued
+        is looked at, and the caller's clock asks again for the rest of its wait. At most
+        SKIP_LIMIT frames are skipped per call, so an error-frame storm cannot hold up a tick.
+        """
         bus = self.bus
         if bus is None:
             self._wait_and_reconnect(timeout_s)
             return None
-        try:
-            msg = bus.recv(timeout_s)
-        except (can.CanOperationError, OSError) as exc:
-            self._lost(exc)
-            return None
-        if msg is None:
-            return None
-        for tap in self.taps:
-            tap.on_message_received(msg)
-        if msg.is_error_frame:
-            self._count_error_frame(msg)
-            return None
-        if msg.arbitration_id in self.own_ids:
-            self.counters.echo += 1
-            return None
-        self.counters.rx += 1
-        return msg
+        counters, own_ids = self.counters, self.own_ids
+        for _ in range(SKIP_LIMIT):
+            try:
+                msg = bus.recv(timeout_s)
+            except (can.CanOperationError, OSError) as exc:
+                self._lost(exc)
+                return None
+            if msg is None:
+                return None
+            for tap in self.taps:
+                tap.on_message_received(msg)
+            if msg.is_error_frame:
+                self._count_error_frame(msg)
+            elif msg.arbitration_id in own_ids:
+                counters.echo += 1
+            else:
+                counters.rx += 1
+                return msg
+            timeout_s = 0.0
+        return None
 
     def send(self, msg: can.Message) -> None:
         bus = self.bus

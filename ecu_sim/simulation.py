@@ -222,13 +222,18 @@ def build(settings: Settings, driver: Driver, profile: Profile | None = None,
         return kind(port, role.frame_id, role.is_extended_id)
 
     ports: list[Port] = []
-    ecu = make_ecu(clock, port(profile.speed.frame_id), profile, settings)
-    nodes: list[Node] = [ecu]
-    if driver.kind == "ccm":
-        nodes.append(make_ccm(clock, port(profile.app.frame_id), profile, settings))
-    elif driver.kind == "pedal":
-        nodes.append(ConstantPedal(transmitter(port(profile.app.frame_id), profile.app),
-                                   profile.app.encode, driver.app_pct))
+    try:
+        ecu = make_ecu(clock, port(profile.speed.frame_id), profile, settings)
+        nodes: list[Node] = [ecu]
+        if driver.kind == "ccm":
+            nodes.append(make_ccm(clock, port(profile.app.frame_id), profile, settings))
+        elif driver.kind == "pedal":
+            nodes.append(ConstantPedal(transmitter(port(profile.app.frame_id), profile.app),
+                                       profile.app.encode, driver.app_pct))
+    except BaseException:
+        for opened in ports:  # e.g. a bad route file: no bus may outlive the failed build
+            opened.close()
+        raise
     if direct is not None:
         # The runner's wiring picks the transmitter for a real bus; on the in-process link the
         # nodes get the cheaper frames of DirectTransmitter, sent through the very same port.

@@ -82,7 +82,6 @@ def test_port_drops_frames_carrying_its_own_identifier() -> None:
     try:
         a.send(can.Message(arbitration_id=0x18FEF125, data=b"\xff" * 8))
         a.send(can.Message(arbitration_id=0x18F00326, data=b"\xff" * 8))
-        assert port.recv(0.1) is None
         received = port.recv(0.1)
         assert received is not None and received.arbitration_id == 0x18F00326
         assert (port.counters.echo, port.counters.rx) == (1, 1)
@@ -169,7 +168,7 @@ def test_error_frames_are_counted_by_class_and_not_passed_on() -> None:
     try:
         a.send(can.Message(arbitration_id=0x040, is_error_frame=True, is_extended_id=False, data=b""))
         a.send(can.Message(arbitration_id=0x0A0, is_error_frame=True, is_extended_id=False, data=b""))
-        assert port.recv(0.1) is None and port.recv(0.1) is None
+        assert port.recv(0.1) is None
         assert dict(port.counters.error_frames) == {"bus_off": 1, "no_ack": 1, "bus_error": 1}
         assert "errors bus_error 1 bus_off 1 no_ack 1" in port.state_text()
     finally:
