@@ -6,7 +6,7 @@ Definitions (all times in seconds, from the receiver's kernel timestamps):
 
 - *interval* ``dt_i = t_i - t_(i-1)`` between consecutive frames of one stream. An interval
   with slots that had no frame (a lost frame, a tick skipped after a stall; see
-  ``missing_slots``) is a *gap*: counted, and left out of the period error.
+  ``slot_numbers``) is a *gap*: counted, and left out of the period error.
 - *period error* ``e_i = dt_i - period`` over the other intervals; reported as mean and
   standard deviation of ``e`` and p50/p99/max of ``|e|``.
 - *cumulative drift* ``d_N = t_N - t_0 - N * period``, N counted in periods (missing slots
@@ -103,46 +103,71 @@ class StreamTiming:
         return data
 
 
-def missing_slots(times: Sequence[float], i: int, period: float, window: int = 5) -> int:
-    """Slots without a frame in the long interval ``times[i] - times[i - 1]``.
+def slot_numbers(times: Sequence[float], period: float, window: int = 5,
+                 tolerance: float = 0.1) -> list[int]:
+    """The slot of the sender's schedule each frame belongs to, the first frame being slot 0.
 
-    One frame late by more than half a period looks like a lost frame followed by an early one,
-    and a sender that catches up (python-can's thread sends overdue frames at once) like a lost
-    frame followed by a duplicate. Looking ahead tells them apart: over the next few frames the
-    count of periods minus the count of frames stays at the number of slots really missing,
-    while a late or a catch-up frame only disturbs one of those counts. The median is taken.
+    A frame is late, never early, against the schedule of the sender that sent it. So each frame
+    takes the latest slot in which it is not early by more than ``tolerance`` periods against the
+    schedule seen so far (the least ``t - slot * period`` of the last ``window`` frames, which
+    follows a sender that drifts): a frame late by more than half a period stays in its slot, and
+    a frame after a real gap (a lost frame, ticks ecu-sim skipped after a stall) moves on by the
+    slots that had no frame. A frame that would be early even in the next slot shows that a
+    recent jump counted too many slots (a late frame, then the overdue ones that python-can's
+    thread sends at once); the jump is taken back one slot at a time.
     """
-    counts = []
-    for m in range(window):
-        j = i + m
-        if j >= len(times):
-            break
-        counts.append(round((times[j] - times[i - 1]) / period) - (m + 1))
-    counts.sort()
-    return max(0, counts[len(counts) // 2]) if counts else 0
+    tol = tolerance * period
+    slots = [0]
+    jumps: list[list[int]] = []  # [frame, slots skipped] of recent jumps, latest last
+
+    def lateness(i: int, slot: int) -> float:
+        reference = min(times[j] - slots[j] * period for j in range(max(0, i - window), i))
+        return times[i] - reference - slot * period
+
+    for i in range(1, len(times)):
+        while jumps and jumps[-1][0] >= i - window and lateness(i, slots[-1] + 1) < -tol:
+            jump = jumps[-1]
+            for j in range(jump[0], i):
+                slots[j] -= 1
+            jump[1] -= 1
+            if jump[1] == 0:
+                jumps.pop()
+        slot = slots[-1] + 1
+        late = lateness(i, slot)
+        while late - period >= -tol:
+            slot += 1
+            late -= period
+        if slot > slots[-1] + 1:
+            jumps.append([i, slot - slots[-1] - 1])
+        slots.append(slot)
+    return slots
 
 
 def stream_timing(times: Sequence[float], period: float, curve_points: int = 2000,
-                  drift_window_s: float = 10.0) -> StreamTiming:
-    """Period error and cumulative drift of frames sent every ``period`` seconds."""
+                  drift_window_s: float = 10.0, schedule: bool = True) -> StreamTiming:
+    """Period error and cumulative drift of frames sent every ``period`` seconds.
+
+    ``schedule``: the sender keeps a schedule of slots (absolute deadlines) and may leave slots
+    empty, so gaps are found with :func:`slot_numbers`. A sender without one (the testbed loop:
+    every pass of its loop sends one frame, whenever that is) has frame N in slot N, and time it
+    loses is drift.
+    """
     if len(times) < 2:
         empty = Summary.of([])
         return StreamTiming(len(times), 0, 0, empty, math.nan, math.nan, math.nan, math.nan, 0.0)
     errors: list[float] = []
     drift: list[tuple[float, float]] = [(0.0, 0.0)]
     t0 = times[0]
-    n = 0
+    slots = slot_numbers(times, period) if schedule else list(range(len(times)))
     gaps = missing = 0
     for i in range(1, len(times)):
-        dt = times[i] - times[i - 1]
-        lost = missing_slots(times, i, period) if dt >= 1.5 * period else 0
+        lost = slots[i] - slots[i - 1] - 1
         if lost:
             gaps += 1
             missing += lost
         else:
-            errors.append(dt - period)
-        n += 1 + lost
-        drift.append((times[i] - t0, times[i] - t0 - n * period))
+            errors.append(times[i] - times[i - 1] - period)
+        drift.append((times[i] - t0, times[i] - t0 - slots[i] * period))
     drifts = [d for _, d in drift]
     span = times[-1] - t0
     window = min(drift_window_s, span / 4.0)

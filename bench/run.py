@@ -366,17 +366,10 @@ class Bench:
                       "background_cores": busy_cores - ours,
                       "steal_cores": ncpu * d_steal / d_all if d_all else math.nan,
                       "loadavg": os.getloadavg()}
-        frames = [f for f in recorded["frames"] if t_a <= f[0] <= t_b]
-        timings = {
-            "ecu-sim (ECU)": self._times(frames, 0, SPEED_ID),
-            "ecu-sim ccm": self._times(frames, 0, APP_ID),
-            "send_periodic": self._times(frames, 1, PERIODIC_ID),
-            "testbed loop": self._times(frames, 2, SPEED_ID),
-        }
-        self.timings[phase] = {name: analysis.stream_timing(times, PERIOD_S)
-                               for name, times in timings.items()}
+        self.timings[phase] = wire_timings(recorded["frames"], t_a, t_b)
         self.result[phase] = {
             "seconds": t_b - t_a,
+            "window": [t_a, t_b],
             "timing": {name: t.brief() for name, t in self.timings[phase].items()},
             "cpu": cpu,
             "startup_in_phase_s": started,
@@ -387,13 +380,7 @@ class Bench:
                                 for name in ("ecu", "ccm", "testbed-ccm")},
         }
 
-    @staticmethod
-    def _times(frames: Sequence[Sequence[Any]], bus: int, ident: int) -> list[float]:
-        return [float(f[0]) for f in frames if f[1] == bus and f[2] == ident]
-
     def latency(self, seconds: float) -> None:
-        from ecu_sim.profile import Invalid, Profile
-
         a, c = self.port(), self.port()
         ecu_cmd = ecu_sim_command()
         with Processes(self.logs, "latency") as procs:
@@ -408,20 +395,7 @@ class Bench:
             procs.stop(["stimulus", "ecu", "testbed"])
             procs.stop(["receiver"])
             recorded = receiver.frames()
-        profile = Profile.load("amp")
-
-        def series(bus: int, ident: int, decode: Callable[[bytes], Any]) -> list[tuple[float, float]]:
-            out = []
-            for t, b, i, data in recorded["frames"]:
-                if b == bus and i == ident:
-                    value = decode(bytes.fromhex(data))
-                    if not isinstance(value, Invalid):
-                        out.append((float(t), float(value)))
-            return out
-
-        for name, bus in (("ecu-sim (ECU)", 0), ("testbed loop", 1)):
-            self.latencies[name] = analysis.step_latency(
-                series(bus, APP_ID, profile.app.decode), series(bus, SPEED_ID, profile.speed.decode))
+        self.latencies = latencies(recorded["frames"])
         self.result["latency"] = {name: lat.brief() for name, lat in self.latencies.items()}
 
     # -- virtual time -------------------------------------------------------------------------------
@@ -492,6 +466,69 @@ class Bench:
                      "(scripts/bench installs it: pip install -e '.[bench]')")
         self.say(f"results: {self.dir}")
         return self.dir
+
+
+def wire_timings(frames: Sequence[Sequence[Any]], t_a: float, t_b: float) -> dict[str, analysis.StreamTiming]:
+    """Period error and drift of each sender of a timing phase, from the receiver's recording."""
+
+    def times(bus: int, ident: int) -> list[float]:
+        return [float(f[0]) for f in frames if t_a <= f[0] <= t_b and f[1] == bus and f[2] == ident]
+
+    return {
+        "ecu-sim (ECU)": analysis.stream_timing(times(0, SPEED_ID), PERIOD_S),
+        "ecu-sim ccm": analysis.stream_timing(times(0, APP_ID), PERIOD_S),
+        "send_periodic": analysis.stream_timing(times(1, PERIODIC_ID), PERIOD_S),
+        "testbed loop": analysis.stream_timing(times(2, SPEED_ID), PERIOD_S, schedule=False),
+    }
+
+
+def latencies(frames: Sequence[Sequence[Any]]) -> dict[str, analysis.Latency]:
+    """APP-step latency of ecu-sim (port index 0) and of the testbed loop (1) in the latency phase."""
+    from ecu_sim.profile import Invalid, Profile
+
+    profile = Profile.load("amp")
+
+    def series(bus: int, ident: int, decode: Callable[[bytes], Any]) -> list[tuple[float, float]]:
+        out = []
+        for t, b, i, data in frames:
+            if b == bus and i == ident:
+                value = decode(bytes.fromhex(data))
+                if not isinstance(value, Invalid):
+                    out.append((float(t), float(value)))
+        return out
+
+    return {name: analysis.step_latency(series(bus, APP_ID, profile.app.decode),
+                                        series(bus, SPEED_ID, profile.speed.decode))
+            for name, bus in (("ecu-sim (ECU)", 0), ("testbed loop", 1))}
+
+
+def reanalyze(folder: Path, figure: bool) -> int:
+    """Recompute timing and latency of a finished run from its raw recordings; rewrite its results."""
+    from bench import report
+
+    with open(folder / "bench.json", encoding="utf-8") as f:
+        result: dict[str, Any] = json.load(f)
+    timings: dict[str, dict[str, analysis.StreamTiming]] = {}
+    for phase in report.WIRE_PHASES:
+        if phase in result and "window" in result[phase]:
+            with open(folder / "raw" / f"{phase}.json", encoding="ascii") as f:
+                frames = json.load(f)["frames"]
+            timings[phase] = wire_timings(frames, *result[phase]["window"])
+            result[phase]["timing"] = {name: t.brief() for name, t in timings[phase].items()}
+    lat: dict[str, analysis.Latency] = {}
+    if "latency" in result:
+        with open(folder / "raw" / "latency.json", encoding="ascii") as f:
+            lat = latencies(json.load(f)["frames"])
+        result["latency"] = {name: v.brief() for name, v in lat.items()}
+    result["targets"] = report.targets(result)
+    table = report.table(result)
+    (folder / "table.md").write_text(table, encoding="utf-8")
+    with open(folder / "bench.json", "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1, default=_json_default)
+    print(table)
+    if figure:
+        report.figure(timings, lat, folder / "bench.png", title=_figure_title(result))
+    return 0
 
 
 def _last_summary(log: Path) -> str | None:
@@ -565,7 +602,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="results folder (default out/bench)")
     parser.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
     parser.add_argument("--port", type=int, default=0, help="first udp_multicast port (default random)")
+    parser.add_argument("--reanalyze", type=Path, metavar="DIR",
+                        help="recompute table, JSON and figure of a finished run from its raw recordings")
     args = parser.parse_args(argv)
+    if args.reanalyze:
+        return reanalyze(args.reanalyze, not args.no_figure)
     options = Options(figure=not args.no_figure, port_base=args.port, long=args.long)
     if args.long:
         options.quiet_s = 610.0

@@ -134,3 +134,17 @@ def test_the_receiver_records_python_cans_periodic_sender_at_its_period(tmp_path
     timing = analysis.stream_timing(times, 0.05)
     assert timing.frames >= 10
     assert abs(timing.period_error.mean_ms) < 5.0
+
+
+def test_a_burst_of_overdue_frames_after_a_long_stall_is_not_taken_for_lost_frames() -> None:
+    # python-can's thread stalled 380 ms: slots 10..13 go out at once, then on time again
+    times = grid({10: 0.28, 11: 0.1801, 12: 0.0802, 13: 0.0})
+    timing = analysis.stream_timing(times, 0.1)
+    assert timing.missing == 0
+    assert timing.schedule_drift_ms == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_sender_that_drifts_is_not_taken_for_one_that_skips() -> None:
+    timing = analysis.stream_timing([0.11 * k for k in range(60)], 0.1)
+    assert timing.missing == 0
+    assert timing.final_drift_ms == pytest.approx(590.0)
