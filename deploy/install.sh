@@ -18,7 +18,9 @@
 #
 # Layout:
 #   /opt/ecu-sim/venv               virtualenv with --system-site-packages, so Debian's python3-systemd
-#                                   (journal, sd_notify) is used without compiling systemd-python
+#                                   (journal, sd_notify) is used without compiling systemd-python;
+#                                   no pip inside: install.sh runs Debian's pip wheel for it
+#                                   (/opt/ecu-sim/venv/bin/python /usr/share/python-wheels/pip-*.whl/pip list)
 #   /usr/local/bin/ecu-sim          symlink, e.g. for `sudo ecu-sim link can1 --show`
 #   /etc/systemd/system/ecu-sim@.service, ecu-sim-ccm@.service
 #   /etc/ecu-sim/ecu-sim.ini        shared configuration; /etc/ecu-sim/IFACE.env per interface
@@ -84,51 +86,74 @@ done
 [ -n "$units" ] || die "cannot find the unit files (systemd/ecu-sim@.service next to deploy/)"
 [ -f "$here/ecu-sim.ini" ] || die "cannot find the default configuration $here/ecu-sim.ini"
 
-# ---- Debian packages: python3-venv to create the venv, python3-systemd for journal and sd_notify
+# ---- Debian packages: python3-venv (venv + Debian's pip wheel), python3-systemd (journal, sd_notify)
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=""
-python3 -c 'import ensurepip' 2>/dev/null || missing="$missing python3-venv"
-python3 -c 'import systemd.daemon, systemd.journal' 2>/dev/null || missing="$missing python3-systemd"
-command -v ip >/dev/null || missing="$missing iproute2"
+for pkg in python3-venv python3-systemd iproute2; do
+    have_pkg "$pkg" || missing="$missing $pkg"
+done
 if [ -n "$missing" ]; then
     [ "$apt" = 1 ] || die "missing Debian packages:$missing (apt-get install$missing)"
     say "installing Debian packages:$missing"
+    # shellcheck disable=SC2086
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing \
         || die "apt-get failed; run 'apt-get update' first or install$missing by hand"
 fi
-python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "Python 3.11 or newer is needed"
-
-# ---- virtualenv: recreated only when missing or made by another Python (e.g. after a dist-upgrade)
 want=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-have=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
-if [ "$have" != "$want" ] || ! grep -q '^include-system-site-packages = true' "$VENV/pyvenv.cfg" 2>/dev/null; then
+case $want in 3.1[1-9]|3.[2-9][0-9]) ;; *) die "Python 3.11 or newer is needed (this is $want)" ;; esac
+
+# ---- virtualenv: recreated only when missing or made by another Python (e.g. after a dist-upgrade).
+# Without pip of its own: Debian's pip wheel (python3-pip-whl, pulled in by python3-venv) runs pip
+# for it, which spares unpacking and byte-compiling pip and setuptools into the venv (the better
+# part of a minute on a BeagleBone).
+pipwhl=$(ls /usr/share/python-wheels/pip-*.whl 2>/dev/null | sort -V | tail -n1)
+have=$(sed -n 's/^version = \([0-9]*\.[0-9]*\).*/\1/p' "$VENV/pyvenv.cfg" 2>/dev/null || true)
+if [ "$have" != "$want" ] || [ ! -x "$VENV/bin/python" ] \
+        || ! grep -q '^include-system-site-packages = true' "$VENV/pyvenv.cfg" 2>/dev/null; then
     say "creating $VENV (Python $want, with system site packages)"
     rm -rf "$VENV"
     mkdir -p "$PREFIX"
-    python3 -m venv --system-site-packages "$VENV"
+    if [ -n "$pipwhl" ]; then
+        python3 -m venv --system-site-packages --without-pip "$VENV"
+    else
+        python3 -m venv --system-site-packages "$VENV"
+    fi
 fi
 
 # ---- the wheel and its dependencies
-pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --no-input --quiet "$@"; }
+pip() {
+    if [ -x "$VENV/bin/pip" ] || [ -z "$pipwhl" ]; then
+        "$VENV/bin/python" -m pip --disable-pip-version-check --no-input --quiet "$@"
+    else
+        "$VENV/bin/python" "$pipwhl/pip" --disable-pip-version-check --no-input --quiet "$@"
+    fi
+}
 index=""
 [ -z "$find_links" ] || index="--no-index --find-links $find_links"
-# shellcheck disable=SC2086  # $index is a list of options
-pip install $index "$wheel[link]" || die "pip could not install $wheel and its dependencies"
-# The same version number with new content (a development build) would be "already satisfied":
-# reinstall the package itself, without touching its dependencies, when the wheel's content differs.
-# Its RECORD lists a hash of every file, so it identifies the content regardless of zip timestamps.
+# The stamp holds a hash of the wheel's RECORD (a hash of every file in it), i.e. of its content
+# regardless of zip timestamps: re-running with the same wheel skips pip altogether. It lives in the
+# venv, so a recreated venv is always filled again.
 record=$(python3 -c 'import hashlib, sys, zipfile
 w = zipfile.ZipFile(sys.argv[1])
 print(hashlib.sha256(w.read(next(n for n in w.namelist() if n.endswith(".dist-info/RECORD")))).hexdigest())' "$wheel")
-stampfile=$PREFIX/.installed-wheel
+stampfile=$VENV/.ecu-sim-wheel
 changed=0
-if [ ! -f "$stampfile" ] || [ "$(cat "$stampfile")" != "$record" ]; then
+if [ "$(cat "$stampfile" 2>/dev/null)" != "$record" ]; then
+    installed_version=$(ls -d "$VENV"/lib/python3*/site-packages/ecu_sim-*.dist-info 2>/dev/null \
+        | sed -n 's/.*ecu_sim-\(.*\)\.dist-info$/\1/p' | head -n1)
+    if [ -n "$installed_version" ] && [ "$installed_version" = "$(basename "$wheel" | cut -d- -f2)" ]; then
+        # Same version number, new content (a development build): pip would call it "already
+        # satisfied", so replace the package itself first; the next line settles its dependencies.
+        # shellcheck disable=SC2086  # $index is a list of options
+        pip install $index --force-reinstall --no-deps "$wheel" || die "pip could not install $wheel"
+    fi
     # shellcheck disable=SC2086
-    pip install $index --force-reinstall --no-deps "$wheel" || die "pip could not install $wheel"
+    pip install $index "$wheel[link]" || die "pip could not install $wheel and its dependencies"
+    "$VENV/bin/ecu-sim" --help >/dev/null || die "the installed ecu-sim does not run"
     echo "$record" >"$stampfile"
     changed=1
     say "installed $(basename "$wheel")"
 fi
-"$VENV/bin/ecu-sim" --help >/dev/null || die "the installed ecu-sim does not run"
 ln -sfn "$VENV/bin/ecu-sim" /usr/local/bin/ecu-sim
 
 # ---- units and configuration
@@ -177,14 +202,16 @@ for iface in $ifaces; do
     services="$services ecu-sim@$iface.service"
     [ "$ccm" = 0 ] || services="$services ecu-sim-ccm@$iface.service"
 done
-if [ -n "$services" ]; then
-    # shellcheck disable=SC2086
-    systemctl enable --quiet $services
-    say "enabled:$services"
-fi
+for s in $services; do
+    if ! systemctl is-enabled --quiet "$s" 2>/dev/null; then
+        systemctl enable --quiet "$s"
+        say "enabled $s"
+    fi
+done
 # After a change (new wheel or units) running instances are restarted on it (upgrade); otherwise
 # re-running this script leaves them alone. The instances asked for are started (CCM after ECU).
-running=$(systemctl list-units --plain --no-legend --state=active 'ecu-sim@*.service' 'ecu-sim-ccm@*.service' \
+running=$(systemctl list-units --plain --no-legend --state=active,activating,reloading \
+    'ecu-sim@*.service' 'ecu-sim-ccm@*.service' \
     | awk '{print $1}' | tr '\n' ' ')
 if [ "$changed" = 1 ] && [ -n "$running" ]; then
     say "restarting on the new version: $running"
@@ -196,4 +223,4 @@ if [ "$start" = 1 ] && [ -n "$services" ]; then
     systemctl start $services || die "starting failed; see: journalctl -b -u 'ecu-sim*'"
     say "running:$services"
 fi
-say "done: $("$VENV/bin/python" -c 'import importlib.metadata as m; print("ecu-sim", m.version("ecu-sim"))')"
+say "done: ecu-sim $(ls -d "$VENV"/lib/python3*/site-packages/ecu_sim-*.dist-info | sed -n 's/.*ecu_sim-\(.*\)\.dist-info$/\1/p')"

@@ -16,7 +16,7 @@ import importlib
 import re
 import struct
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +182,9 @@ def translate_error(exc: BaseException, name: str, action: str) -> LinkError | N
         return LinkError(f"cannot {action} {name}: the driver rejected the value ({exc}); "
                          "check the bit rate is one the controller's clock can reach "
                          "(J1939: 250000 or 500000)")
+    if code in (errno.EDOM, errno.ERANGE):
+        return LinkError(f"cannot {action} {name}: the controller's clock cannot produce that bit rate "
+                         "within its bit-timing limits; use a standard rate (J1939: 250000 or 500000)")
     if code == errno.EEXIST:
         return LinkError(f"cannot {action} {name}: an interface with that name already exists")
     if code == errno.EAFNOSUPPORT:
@@ -394,7 +397,12 @@ def configure(name: str, bitrate: int | None = None, restart_ms: int | None = No
         if request:
             if state.up:
                 ipr.link("set", index=state.index, state="down")
-            ipr.link("set", index=state.index, kind="can", **request)
+            try:
+                ipr.link("set", index=state.index, kind="can", **request)
+            except Exception:
+                if state.up:
+                    _try_up(ipr, state.index)  # a refused value must not leave a working bus down
+                raise
         if request or not state.up:
             try:
                 ipr.link("set", index=state.index, state="up")
@@ -406,6 +414,12 @@ def configure(name: str, bitrate: int | None = None, restart_ms: int | None = No
             if not state.up:
                 changes.append("brought up")
     return changes
+
+
+def _try_up(ipr: Any, index: int) -> None:
+    """Best effort while another error is on its way to the user: that one is what they must see."""
+    with suppress(Exception):
+        ipr.link("set", index=index, state="up")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,199 @@
+"""``ecu-sim`` and ``ecu-sim ccm`` as separate processes on a real vcan0, watched with a raw socket.
+
+These run inside the VM (scripts/vm-test). Each node is its own process running the command
+line's ``main``; the processes are forked from the test runner, which has already imported
+python-can and cantools, because a fresh interpreter takes tens of seconds to start under
+software emulation. The bus is observed only through the raw PF_CAN capture of conftest.py, never
+through ecu_sim, and every byte checked here is decoded by hand from the wire format.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.socketcan.conftest import Frame, RawCapture, create_vcan, delete_link
+
+pytestmark = pytest.mark.socketcan
+
+#: per profile: speed frame ID, APP frame ID, and hand decoders of the wire format
+#: (wire-format.md), deliberately not the project's codec
+
+
+@dataclass(frozen=True)
+class Wire:
+    speed_id: int
+    app_id: int
+    speed: Callable[[bytes], float]
+    app: Callable[[bytes], float]
+    speed_filler: Callable[[bytes], bytes]
+
+
+AMP = Wire(
+    speed_id=0x18FEF125, app_id=0x18F00326,
+    speed=lambda d: int.from_bytes(d[5:7], "little") / 256,
+    app=lambda d: d[6] - 125,
+    speed_filler=lambda d: d[:5] + d[7:],
+)
+J1939 = Wire(
+    speed_id=0x18FEF100, app_id=0x0CF00311,
+    speed=lambda d: int.from_bytes(d[1:3], "little") / 256,
+    app=lambda d: d[1] * 0.4,
+    speed_filler=lambda d: d[:1] + d[3:],
+)
+PROFILES = {"amp": AMP, "j1939": J1939}
+
+
+def _run_cli(argv: list[str], log_path: str) -> None:
+    """Child process body: the real command line, its stderr going to a file the test reads."""
+    log = open(log_path, "w", buffering=1)  # noqa: SIM115 - lives as long as this process
+    sys.stdout = sys.stderr = log
+    from ecu_sim.cli import main
+
+    status = main(argv)
+    log.flush()
+    os._exit(status)
+
+
+class Node:
+    """One ``ecu-sim`` process (ECU or CCM)."""
+
+    def __init__(self, argv: list[str], log_path: Path) -> None:
+        self.argv = argv
+        self.log_path = log_path
+        self.process = multiprocessing.get_context("fork").Process(
+            target=_run_cli, args=(argv, str(log_path)), daemon=True)
+        self.process.start()
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def stop(self) -> int | None:
+        """SIGTERM, as systemd and Ctrl-C do; the run must end cleanly with status 0."""
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        return self.process.exitcode
+
+
+@pytest.fixture
+def start_node(tmp_path: Path) -> Iterator[Callable[..., Node]]:
+    nodes: list[Node] = []
+
+    def start(*argv: str) -> Node:
+        node = Node(list(argv), tmp_path / f"node{len(nodes)}.log")
+        nodes.append(node)
+        return node
+
+    yield start
+    for node in nodes:
+        status = node.stop()
+        # shown by pytest with a failing test's report: what each node said
+        print(f"--- ecu-sim {' '.join(node.argv)} (exit {status})\n{node.log()[-3000:]}")
+
+
+def wait_for_both(capture: RawCapture, wire: Wire) -> None:
+    """Both nodes are up and talking (each takes a while to start under emulation)."""
+    capture.wait_for(lambda f: f.can_id == wire.speed_id, count=5, timeout=180)
+    capture.wait_for(lambda f: f.can_id == wire.app_id, count=5, timeout=180)
+
+
+def speeds(frames: list[Frame], wire: Wire) -> list[float]:
+    return [wire.speed(f.data) for f in frames if f.can_id == wire.speed_id]
+
+
+def rate_hz(frames: list[Frame]) -> float:
+    return (len(frames) - 1) / (frames[-1].timestamp - frames[0].timestamp)
+
+
+@pytest.mark.parametrize("profile", ["amp", "j1939"])
+def test_ecu_and_ccm_processes_close_the_loop_on_vcan0(
+        profile: str, capture: RawCapture, start_node: Callable[..., Node]) -> None:
+    wire = PROFILES[profile]
+    ecu = start_node("--iface", "vcan0", "--profile", profile, "--initial-speed", "86", "--grade", "0")
+    ccm = start_node("ccm", "--iface", "vcan0", "--profile", profile, "--set-speed", "90")
+    wait_for_both(capture, wire)
+    capture.clear()
+    time.sleep(25.0)
+    frames = capture.frames()
+    speed_frames = [f for f in frames if f.can_id == wire.speed_id]
+    app_frames = [f for f in frames if f.can_id == wire.app_id]
+    assert (ecu.stop(), ccm.stop()) == (0, 0), ecu.log()[-2000:] + ccm.log()[-2000:]
+
+    assert {f.can_id for f in frames} == {wire.speed_id, wire.app_id}
+    assert all(f.extended and len(f.data) == 8 for f in frames)
+    assert all(wire.speed_filler(f.data) == b"\xff" * 6 for f in speed_frames), "unused bytes are 0xFF"
+    assert 9.5 <= rate_hz(speed_frames) <= 10.5, "kernel-timed 10 Hz"
+    assert 9.0 <= rate_hz(app_frames) <= 11.0
+    assert abs(speeds(frames, wire)[-1] - 90.0) < 1.0, "converged to the set speed"
+    assert all(0.0 <= wire.app(f.data) <= 100.0 for f in app_frames)
+
+
+def test_both_nodes_recover_when_vcan0_goes_down_and_up(
+        capture: RawCapture, start_node: Callable[..., Node]) -> None:
+    from pyroute2 import IPRoute
+
+    ecu = start_node("--iface", "vcan0", "--initial-speed", "88", "--grade", "0")
+    ccm = start_node("ccm", "--iface", "vcan0", "--set-speed", "90")
+    wait_for_both(capture, AMP)
+    with IPRoute() as ipr:
+        index = ipr.link_lookup(ifname="vcan0")[0]
+        ipr.link("set", index=index, state="down")
+        time.sleep(3.0)
+        capture.clear()
+        ipr.link("set", index=index, state="up")
+    capture.wait_for(lambda f: f.can_id == AMP.app_id, count=20, timeout=60)
+    time.sleep(10.0)
+    frames = capture.frames(lambda f: f.can_id == AMP.speed_id)
+    assert (ecu.stop(), ccm.stop()) == (0, 0)
+    assert "bus lost" in ecu.log() and "bus back" in ecu.log()
+    assert "bus lost" in ccm.log() and "bus back" in ccm.log()
+    first_burst = [f for f in frames if f.timestamp - frames[0].timestamp < 0.25]
+    assert len(first_burst) <= 4, "no burst of stale frames after the link came back"
+    assert abs(speeds(frames, AMP)[-1] - 90.0) < 1.0, "the loop converges again"
+
+
+def test_both_nodes_recover_when_vcan0_is_deleted_and_created_again(
+        capture: RawCapture, start_node: Callable[..., Node]) -> None:
+    ecu = start_node("--iface", "vcan0", "--initial-speed", "88", "--grade", "0")
+    ccm = start_node("ccm", "--iface", "vcan0", "--set-speed", "90")
+    wait_for_both(capture, AMP)
+    capture.close()
+    delete_link("vcan0")
+    time.sleep(3.0)
+    create_vcan("vcan0")
+    with RawCapture("vcan0") as again:
+        again.wait_for(lambda f: f.can_id == AMP.app_id, count=20, timeout=60)
+        time.sleep(10.0)
+        frames = again.frames(lambda f: f.can_id == AMP.speed_id)
+    assert (ecu.stop(), ccm.stop()) == (0, 0)
+    assert "bus back" in ecu.log() and "bus back" in ccm.log()
+    assert ecu.process.exitcode == 0
+    assert abs(speeds(frames, AMP)[-1] - 90.0) < 1.0, "the loop converges again"
+
+
+def test_injected_error_frames_are_counted_by_class_in_the_status_line(
+        capture: RawCapture, start_node: Callable[..., Node]) -> None:
+    ecu = start_node("--iface", "vcan0", "--grade", "0")
+    capture.wait_for(lambda f: f.can_id == AMP.speed_id, count=5, timeout=120)
+    for _ in range(3):
+        capture.send(0x040, bytes(8), error=True)  # CAN_ERR_BUSOFF
+    capture.send(0x020, bytes(8), error=True)  # CAN_ERR_ACK
+    deadline = time.monotonic() + 30
+    while "errors bus_off 3 no_ack 1" not in ecu.log() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert ecu.stop() == 0
+    log = ecu.log()
+    assert "errors bus_off 3 no_ack 1" in log
+    assert "controller is bus-off" in log
+
