@@ -148,7 +148,7 @@ if [ "$(cat "$stampfile" 2>/dev/null)" != "$record" ]; then
         pip install $index --force-reinstall --no-deps "$wheel" || die "pip could not install $wheel"
     fi
     # shellcheck disable=SC2086
-    pip install $index "$wheel[link]" || die "pip could not install $wheel and its dependencies"
+    pip install $index "${wheel}[link]" || die "pip could not install $wheel and its dependencies"
     "$VENV/bin/ecu-sim" --help >/dev/null || die "the installed ecu-sim does not run"
     echo "$record" >"$stampfile"
     changed=1

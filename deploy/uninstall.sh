@@ -22,13 +22,13 @@ if [ -d /run/systemd/system ]; then
     # instances that run, and instances that are merely enabled (symlinks in *.wants/)
     instances=$( {
         systemctl list-units --all --plain --no-legend 'ecu-sim@*.service' 'ecu-sim-ccm@*.service' | awk '{print $1}'
-        find /etc/systemd/system -name 'ecu-sim@?*.service' -o -name 'ecu-sim-ccm@?*.service' 2>/dev/null \
-            | xargs -r -n1 basename
+        find /etc/systemd/system \( -name 'ecu-sim@?*.service' -o -name 'ecu-sim-ccm@?*.service' \) \
+            -exec basename {} \; 2>/dev/null
     } | sort -u)
     if [ -n "$instances" ]; then
         # shellcheck disable=SC2086
         systemctl disable --now --quiet $instances || true
-        echo "uninstall.sh: stopped and disabled: $(echo $instances)"
+        echo "uninstall.sh: stopped and disabled:" $instances
     fi
 fi
 rm -f /etc/systemd/system/ecu-sim@.service /etc/systemd/system/ecu-sim-ccm@.service
