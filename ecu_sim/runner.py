@@ -166,9 +166,12 @@ def start_recording(kind: NodeKind, node: Ecu | Ccm, settings: Settings, profile
 
 
 def _report_status(loop: TickLoop, node: Ecu | Ccm, notifier: Notifier, interval_s: float) -> None:
-    """Once a second a status line (log and systemd STATUS=); every tick a watchdog kick.
+    """A status line every ``interval_s`` in the log, every second as systemd's STATUS=.
 
-    READY=1 goes out after the first tick, i.e. once the bus is open and a frame has been sent.
+    Every tick kicks the watchdog; READY=1 goes out after the first tick, i.e. once the bus is
+    open and a frame has been sent. Under systemd the log is the journal on an SD card, so a
+    service may log the line less often (``status_interval_s``) while ``systemctl status`` stays
+    current every second.
     """
     ready = False
 
@@ -179,10 +182,10 @@ def _report_status(loop: TickLoop, node: Ecu | Ccm, notifier: Notifier, interval
             notifier.ready()
         notifier.kick(now)
 
-    def status(now: float) -> None:
-        line = f"{node.status_line()} | late {loop.stats.late} | {node.port.state_text()}"
-        log.info("%s", line)
-        notifier.status(line)
+    def status_line() -> str:
+        return f"{node.status_line()} | late {loop.stats.late} | {node.port.state_text()}"
 
     loop.every(loop.period_s, each_tick)
-    loop.every(interval_s, status)
+    loop.every(interval_s, lambda now: log.info("%s", status_line()))
+    if notifier.enabled:
+        loop.every(1.0, lambda now: notifier.status(status_line()))
