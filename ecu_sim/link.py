@@ -86,7 +86,9 @@ class LinkState:
     """What a CAN interface looks like right now.
 
     Controller fields are ``None`` on a vcan (it has no controller) and whenever the driver does not
-    report them, so a caller can tell "not known" from zero.
+    report them, so a caller can tell "not known" from zero.  ``up`` is the administrative IFF_UP
+    flag; ``operstate`` is the kernel's RFC 2863 view, which for an up vcan is "UNKNOWN" (it has no
+    carrier to report), so never take operstate alone to mean "down".
     """
 
     name: str
