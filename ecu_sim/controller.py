@@ -33,7 +33,9 @@ improved the route error to 0.40 km/h at the cost of more pedal activity.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+
+from ecu_sim.params import non_finite_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +49,7 @@ class PiParams:
 
     def problems(self) -> list[str]:
         """Say what cannot work, one human-readable sentence per problem; empty when usable."""
-        found: list[str] = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                found.append(f"{f.name} must be a number (got {value!r})")
-            elif not math.isfinite(value):
-                found.append(f"{f.name} must be a finite number (got {value!r})")
+        found = non_finite_fields(self)
         if found:
             return found
         for name in ("kp", "ki"):

@@ -18,8 +18,10 @@ force never divides by zero.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
+
+from ecu_sim.params import non_finite_fields
 
 KPH_PER_MPS = 3.6
 _MPS_PER_KPH = 1.0 / KPH_PER_MPS
@@ -50,13 +52,7 @@ class TruckParams:
         B is allowed, since coastdown fits often produce one, as long as the road load stays non-negative at
         every speed; otherwise the truck would be pushed along by its own drag.
         """
-        found: list[str] = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                found.append(f"{f.name} must be a number (got {value!r})")
-            elif not math.isfinite(value):
-                found.append(f"{f.name} must be a finite number (got {value!r})")
+        found = non_finite_fields(self)
         if found:
             return found
         positive = ("mass_kg", "rated_power_kw", "gravity_mps2", "traction_limit_mu")

@@ -105,50 +105,35 @@ BA_DEF_DEF_ "GenMsgCycleTime" 0;
 # --- profile amp: testbed byte vectors -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("kmh", "payload"),
-    [
-        (80.0, "FF FF FF FF FF 00 50 FF"),
-        (15.5, "FF FF FF FF FF 80 0F FF"),
-        (0.0, "FF FF FF FF FF 00 00 FF"),
-    ],
-)
+#: wire-format.md's testbed vectors, checked in both directions
+AMP_SPEED_VECTORS = [
+    (80.0, "FF FF FF FF FF 00 50 FF"),
+    (15.5, "FF FF FF FF FF 80 0F FF"),
+    (0.0, "FF FF FF FF FF 00 00 FF"),
+]
+AMP_APP_VECTORS = [
+    (0.0, "FF FF FF FF FF FF 7D FF"),
+    (40.0, "FF FF FF FF FF FF A5 FF"),
+    (100.0, "FF FF FF FF FF FF E1 FF"),
+]
+
+
+@pytest.mark.parametrize(("kmh", "payload"), AMP_SPEED_VECTORS)
 def test_amp_speed_encodes_to_the_testbed_bytes(amp: Profile, kmh: float, payload: str) -> None:
     assert amp.speed.encode(kmh) == hexbytes(payload)
 
 
-@pytest.mark.parametrize(
-    ("kmh", "payload"),
-    [
-        (80.0, "FF FF FF FF FF 00 50 FF"),
-        (15.5, "FF FF FF FF FF 80 0F FF"),
-        (0.0, "FF FF FF FF FF 00 00 FF"),
-    ],
-)
+@pytest.mark.parametrize(("kmh", "payload"), AMP_SPEED_VECTORS)
 def test_amp_speed_decodes_the_testbed_bytes(amp: Profile, kmh: float, payload: str) -> None:
     assert amp.speed.decode(hexbytes(payload)) == kmh
 
 
-@pytest.mark.parametrize(
-    ("percent", "payload"),
-    [
-        (0.0, "FF FF FF FF FF FF 7D FF"),
-        (40.0, "FF FF FF FF FF FF A5 FF"),
-        (100.0, "FF FF FF FF FF FF E1 FF"),
-    ],
-)
+@pytest.mark.parametrize(("percent", "payload"), AMP_APP_VECTORS)
 def test_amp_app_encodes_to_the_testbed_bytes(amp: Profile, percent: float, payload: str) -> None:
     assert amp.app.encode(percent) == hexbytes(payload)
 
 
-@pytest.mark.parametrize(
-    ("percent", "payload"),
-    [
-        (0.0, "FF FF FF FF FF FF 7D FF"),
-        (40.0, "FF FF FF FF FF FF A5 FF"),
-        (100.0, "FF FF FF FF FF FF E1 FF"),
-    ],
-)
+@pytest.mark.parametrize(("percent", "payload"), AMP_APP_VECTORS)
 def test_amp_app_decodes_the_testbed_bytes(amp: Profile, percent: float, payload: str) -> None:
     assert amp.app.decode(hexbytes(payload)) == percent
 
