@@ -274,8 +274,11 @@ def startup_steps(port: int) -> None:
     import ecu_sim.cli
 
     mark("import ecu_sim.cli")
-    parser = ecu_sim.cli.build_parser()
-    mark("build the parser (imports every command)")
+    try:  # as `ecu-sim run` does: only the command that runs is imported
+        parser = ecu_sim.cli.build_parser("run")
+    except TypeError:  # a CLI that builds every command's parser
+        parser = ecu_sim.cli.build_parser()
+    mark("import the command, build its parser")
     args = parser.parse_args(["run", "--bus-kwargs", f"port={port}", "--log-level", "warning"])
     mark("parse arguments")
     from ecu_sim.cli import common
