@@ -169,21 +169,22 @@ def _report_status(loop: TickLoop, node: Ecu | Ccm, notifier: Notifier, interval
     """A status line every ``interval_s`` in the log, every second as systemd's STATUS=.
 
     Every tick kicks the watchdog; READY=1 goes out after the first tick, i.e. once the bus is
-    open and a frame has been sent. Under systemd the log is the journal on an SD card, so a
-    service may log the line less often (``status_interval_s``) while ``systemctl status`` stays
-    current every second.
+    open and a frame has been sent, together with the first STATUS= so that a service is never
+    active with an empty status (``systemctl status`` right after start). Under systemd the log
+    is the journal on an SD card, so a service may log the line less often
+    (``status_interval_s``) while ``systemctl status`` stays current every second.
     """
     ready = False
+
+    def status_line() -> str:
+        return f"{node.status_line()} | late {loop.stats.late} | {node.port.state_text()}"
 
     def each_tick(now: float) -> None:
         nonlocal ready
         if not ready:
             ready = True
-            notifier.ready()
+            notifier.ready(status_line())
         notifier.kick(now)
-
-    def status_line() -> str:
-        return f"{node.status_line()} | late {loop.stats.late} | {node.port.state_text()}"
 
     loop.every(loop.period_s, each_tick)
     loop.every(interval_s, lambda now: log.info("%s", status_line()))

@@ -6,6 +6,7 @@ import io
 import logging
 import os
 import socket
+import subprocess
 import sys
 import types
 import uuid
@@ -17,6 +18,7 @@ import pytest
 
 from ecu_sim.errors import ConfigError
 from ecu_sim.service import JournalPrefixFormatter, Notifier, configure_logging, stderr_is_journal
+from tests.conftest import clean_env, ecu_sim_command
 
 
 class FakeManager:
@@ -353,3 +355,27 @@ def test_reconfiguring_replaces_the_handler(root_logger: logging.Logger, no_syst
 def test_unknown_level_is_a_config_error(root_logger: logging.Logger) -> None:
     with pytest.raises(ConfigError, match="verbose"):
         configure_logging("verbose")
+
+
+# -- a real process under a fake service manager ---------------------------------------------------
+
+
+def test_a_running_node_is_ready_with_a_status_kicks_the_watchdog_and_says_stopping(
+        manager: FakeManager) -> None:
+    """The whole protocol as systemd sees it from a real ``ecu-sim`` process.
+
+    READY=1 must carry the first STATUS=: systemd shows a unit as active the moment READY=1 arrives,
+    and ``systemctl status`` would otherwise show no status until the next second.
+    """
+    env = {**clean_env(), **manager.env(WATCHDOG_USEC="400000")}
+    done = subprocess.run(ecu_sim_command("-i", "virtual", "-c", f"notify-{uuid.uuid4().hex}",
+                                          "--duration", "1"),
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    sent = manager.messages()
+    ready = [m for m in sent if "READY=1" in m.splitlines()]
+    assert len(ready) == 1
+    assert any(line.startswith("STATUS=speed ") for line in ready[0].splitlines())
+    assert sent.index(ready[0]) < next(i for i, m in enumerate(sent) if m == "WATCHDOG=1") + 1
+    assert sent.count("WATCHDOG=1") >= 4, "1 s at one kick per 0.2 s (half of WATCHDOG_USEC)"
+    assert sent[-1].splitlines()[0] == "STOPPING=1"
