@@ -20,7 +20,7 @@ class Ccm(InputNode):
 
     def __init__(
         self,
-        clock: Clock,
+        clock: Clock,  # not used (a node counts time in ticks); runner.make_ecu/make_ccm still pass it
         port: Port,
         profile: Profile,
         transmitter: Transmitter,
@@ -30,7 +30,7 @@ class Ccm(InputNode):
         speed_timeout_s: float,
         speed_source: int | None = None,
     ) -> None:
-        super().__init__(clock, port, profile.speed, transmitter, speed_timeout_s, dt_s, speed_source)
+        super().__init__(port, profile.speed, transmitter, speed_timeout_s, dt_s, speed_source)
         self.params = params
         self.set_speed_kph = set_speed_kph
         self.dt_s = dt_s

@@ -90,9 +90,12 @@ def step(
 
     Anti-windup is by conditional integration: the integral is frozen while the output is saturated and the
     error pushes further into the saturation (e.g. full pedal and still too slow on a climb), so that it does
-    not pile up and cause a long overshoot once the truck can follow again. A non-finite error (NaN speed
-    from a missing frame) counts as zero error: the pedal holds at the integral term instead of snapping to
-    a limit, which would be the coast pulse the old testbed produced on one lost frame.
+    not pile up and cause a long overshoot once the truck can follow again.
+
+    A non-finite error (a NaN or infinite ``speed_kph`` or ``set_speed_kph`` from a caller) counts as zero
+    error: the pedal holds at the integral term, clamped to the output range, instead of snapping to a limit,
+    and the integral does not grow. A missing speed never gets here: the CCM then sends APP 0 % and resets
+    the controller instead of calling this (see :mod:`ecu_sim.ccm`).
 
     Raises ValueError only for a non-positive or NaN ``dt_s``.
     """

@@ -22,7 +22,7 @@ from ecu_sim.route import GradeSchedule
 class Ecu(InputNode):
     def __init__(
         self,
-        clock: Clock,
+        clock: Clock,  # not used (a node counts time in ticks); runner.make_ecu/make_ccm still pass it
         port: Port,
         profile: Profile,
         transmitter: Transmitter,
@@ -33,7 +33,7 @@ class Ecu(InputNode):
         app_timeout_s: float,
         app_source: int | None = None,
     ) -> None:
-        super().__init__(clock, port, profile.app, transmitter, app_timeout_s, dt_s, app_source)
+        super().__init__(port, profile.app, transmitter, app_timeout_s, dt_s, app_source)
         self.params = params
         self.route = route
         self.dt_s = dt_s

@@ -57,25 +57,32 @@ class _Periodic:
 
 
 class HeldInput:
-    """Sample and hold: the latest valid value counts until it is older than ``timeout_s``."""
+    """Sample and hold in ticks: a value taken before tick ``k`` is used by ticks ``k .. k + hold_ticks - 1``.
 
-    __slots__ = ("received_at", "source", "timeout_s", "value")
+    Time is the tick index, never seconds, so real and virtual time follow the same rule and a
+    replay only needs to know which tick a frame fell before. ``received_at`` is that tick and
+    ``source`` the sender's address (None where the message has none).
+    """
 
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
+    __slots__ = ("hold_ticks", "received_at", "source", "value")
+
+    def __init__(self, hold_ticks: int) -> None:
+        if hold_ticks < 1:
+            raise ValueError(f"a value must be held for at least one tick (got {hold_ticks})")
+        self.hold_ticks = hold_ticks
         self.value: float | None = None
-        self.received_at = 0.0
+        self.received_at = 0
         self.source: int | None = None
 
-    def update(self, value: float, now: float, source: int | None = None) -> None:
+    def update(self, value: float, tick: int, source: int | None = None) -> None:
+        """Take ``value``, handled before ``tick``: that tick is the first to use it."""
         self.value = value
-        self.received_at = now
+        self.received_at = tick
         self.source = source
 
-    def get(self, now: float) -> float | None:
-        """The held value, or None when nothing valid arrived within the timeout (input missing)."""
-        # The nanosecond of slack keeps float rounding of "t0 + k * period" from deciding staleness.
-        if self.value is None or now - self.received_at > self.timeout_s + 1e-9:
+    def get(self, tick: int) -> float | None:
+        """The value for ``tick``, or None when none was taken within the last ``hold_ticks`` ticks."""
+        if self.value is None or tick - self.received_at >= self.hold_ticks:
             return None
         return self.value
 

@@ -6,18 +6,24 @@ Every received frame lands in exactly one bucket, so nothing on the bus can dist
 - ``other``: a frame of another message (other nodes' traffic, floods), ignored;
 - ``invalid`` by kind: a frame of the input role that carries no usable value. ``remote_frame``,
   ``fd_frame`` (CAN FD where the DBC defines a classic frame), ``wrong_source`` (filtered out by
-  ``--app-source``/``--speed-source``), and the codec's ``short_frame``, ``out_of_range``,
-  ``error_indicator`` and ``not_available``. Only the last two change anything: the sender says
-  it has no value, so the input is missing at once instead of after the hold time;
+  ``--app-source``/``--speed-source``), ``short_frame`` (too short to hold the signal),
+  ``wrong_dlc`` (a classic frame long enough for the signal whose length is not the DBC's: it is
+  not the message the DBC defines, so its bytes are not trusted), and the codec's
+  ``out_of_range``, ``error_indicator`` and ``not_available``. Only the last two change anything:
+  the sender says it has no value, so the input is missing at once instead of after the hold;
 - accepted: a clean value, which becomes the held input.
 
 Error frames and our own echoes never get here: the port drops and counts them. Two source
 addresses sending the input role within one period (a conflict or a spoof) are reported.
 
-Time of the held input is counted in ticks, not seconds: a frame handled before tick ``k`` is
-used from tick ``k`` on and held for ``floor(timeout / period)`` more ticks. That is the same
-rule in real and in virtual time, and it is what makes a recorded run replayable bit for bit:
-which tick a frame fell before is all that has to be recorded about its timing.
+Time of the held input is counted in ticks, not seconds: a value handled before tick ``k`` is
+used by ticks ``k .. k + n - 1``, where ``n = floor(timeout / period)`` (at least 1), and tick
+``k + n`` finds the input missing unless a newer value came. The frame arrived after tick
+``k - 1``, so at tick ``k + n - 1`` it is less than ``n`` periods old: a value is never used
+when it is older than the timeout. With the default of three periods, the frame handled before
+the tick at 1.0 s is used at 1.0, 1.1 and 1.2 s and is missing at 1.3 s. The rule is the same in
+real and in virtual time, and it is what makes a recorded run replayable bit for bit: which tick
+a frame fell before is all that has to be recorded about its timing.
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ from typing import Protocol
 import can
 
 from ecu_sim.bus import Port, Transmitter
-from ecu_sim.clock import Clock
 from ecu_sim.loop import HeldInput
 from ecu_sim.profile import Invalid, RoleCodec
 
@@ -39,7 +44,7 @@ log = logging.getLogger(__name__)
 #: Most frames one drain handles: a flood faster than the node can decode must not starve the
 #: tick. The rest stays queued for the next wait (and the kernel drops what overflows).
 DRAIN_LIMIT = 256
-#: Slack so that a timeout of exactly N periods gives N in spite of float division.
+#: Slack so that a timeout of exactly N periods gives N ticks in spite of float division.
 _TICK_EPSILON = 1e-9
 
 
@@ -61,7 +66,6 @@ class InputNode:
 
     def __init__(
         self,
-        clock: Clock,
         port: Port,
         codec_in: RoleCodec,
         transmitter: Transmitter,
@@ -69,17 +73,16 @@ class InputNode:
         period_s: float,
         source: int | None = None,
     ) -> None:
-        self.clock = clock
         self.port = port
         self.codec_in = codec_in
         self.transmitter = transmitter
-        #: ticks a value is held after the tick that first uses it
-        self.hold_ticks = int(timeout_s / period_s + _TICK_EPSILON)
-        self.held = HeldInput(float(self.hold_ticks))  # "time" here is the tick index
+        #: ticks that use a value, counting the first one: never a value older than the timeout
+        self.hold_ticks = max(1, int(timeout_s / period_s + _TICK_EPSILON))
+        self.held = HeldInput(self.hold_ticks)
         self.source = source
         #: index of the next tick: a frame handled now is used from this tick on
         self.tick_index = 0
-        #: frames of the input role that were not used, by kind (not_available, short_frame, ...)
+        #: frames of the input role that were not used, by kind (not_available, wrong_dlc, ...)
         self.invalid: Counter[str] = Counter()
         self.accepted = 0
         #: frames of other messages: the rest of the bus, or a flood
@@ -96,6 +99,8 @@ class InputNode:
         #: called after every tick with (tick index, transmitted), e.g. by the recorder
         self.after_tick: Callable[[int, bool], None] | None = None
         self._fd_allowed = bool(codec_in.message.is_fd)
+        #: the DBC's length of the input message; a classic frame of another length is not it
+        self._length: int = codec_in.message.length
         self._last_source: int | None = None
         self._last_source_tick = -1
         self._conflict_tick = -1
@@ -135,7 +140,11 @@ class InputNode:
         if self.source is not None and source != self.source:
             self.invalid["wrong_source"] += 1
             return
-        value = codec.decode(msg.data)
+        data = msg.data
+        if len(data) != self._length and not msg.is_fd and len(data) >= codec.min_length:
+            self.invalid["wrong_dlc"] += 1
+            return
+        value = codec.decode(data)
         if isinstance(value, Invalid):
             self.invalid[value.name.lower()] += 1
             if value in (Invalid.NOT_AVAILABLE, Invalid.ERROR_INDICATOR):

@@ -19,7 +19,7 @@ import pytest
 
 from ecu_sim.node import DRAIN_LIMIT
 from tests.conftest import clean_env, ecu_sim_command, udp_args
-from tests.nodebench import CCM_SA, Bench, settings
+from tests.nodebench import CCM_SA, ECU_SA, Bench, settings
 
 APP_40 = bytes.fromhex("FFFFFFFFFFFFA5FF")  # amp profile: byte 6, raw 165 = 40 %
 UNRELATED_ID = 0x18FEEE00  # PGN 65262 engine temperature, SA 0: someone else's traffic
@@ -44,6 +44,24 @@ def test_a_frame_too_short_for_the_app_signal_is_counted_and_the_held_app_stays(
     bench.tick()
     assert bench.ecu.invalid["short_frame"] == 1
     assert bench.ecu.app_pct == 40.0 and not bench.ecu.app_missing
+
+
+def test_an_app_frame_shorter_than_the_dbc_length_is_counted_as_wrong_dlc_and_not_used(bench: Bench) -> None:
+    holding_40(bench)
+    bench.send(bytes.fromhex("FFFFFFFFFFFFC8"))  # 75 % in byte 6, but 7 bytes where the DBC says 8
+    bench.tick()
+    assert bench.ecu.invalid["wrong_dlc"] == 1 and bench.ecu.invalid_total == 1
+    assert bench.ecu.app_pct == 40.0 and bench.ecu.accepted == 1
+
+
+def test_a_wrong_dlc_app_frame_alone_leaves_the_app_missing() -> None:
+    b = Bench("ecu", settings(profile="j1939"))
+    try:
+        b.send(bytes.fromhex("F064"))  # EEC2 with SPN 91 = 40 %, but 2 bytes where the DBC says 8
+        b.tick()
+        assert b.ecu.invalid["wrong_dlc"] == 1 and b.ecu.app_missing
+    finally:
+        b.close()
 
 
 def test_a_not_available_app_is_counted_and_means_coasting_at_once(bench: Bench) -> None:
@@ -170,6 +188,7 @@ def bad_frames_of_every_harmless_kind(b: Bench) -> list[can.Message]:
     role = b.role_id()
     return [
         can.Message(arbitration_id=role, data=APP_40[:6]),
+        can.Message(arbitration_id=role, data=bytes.fromhex("FFFFFFFFFFFFC8")),
         can.Message(arbitration_id=role, data=bytes.fromhex("FFFFFFFFFFFFE6FF")),
         can.Message(arbitration_id=role, is_remote_frame=True, dlc=8),
         can.Message(arbitration_id=role, data=bytes.fromhex("FFFFFFFFFFFF00FF") + bytes(4), is_fd=True),
@@ -189,7 +208,7 @@ def test_harmless_bad_frames_leave_the_speed_trajectory_bit_identical() -> None:
                 noisy.send_raw(msg)
             for b in (clean, noisy):
                 b.tick()
-        assert noisy.ecu.invalid_total == 4 * 100 and noisy.ecu.other == 20 * 100
+        assert noisy.ecu.invalid_total == 5 * 100 and noisy.ecu.other == 20 * 100
         assert [bytes(m.data) for m in noisy.sent()] == [bytes(m.data) for m in clean.sent()]
         assert noisy.ecu.state == clean.ecu.state
     finally:
@@ -217,6 +236,48 @@ def test_ccm_treats_a_not_available_speed_as_missing_and_turns_cruise_off() -> N
         b.send(bytes.fromhex("FFFFFFFFFFFFFFFF"))
         b.tick()
         assert b.ccm.invalid["not_available"] == 1 and not b.ccm.cruise_active and b.ccm.app_pct == 0.0
+    finally:
+        b.close()
+
+
+def test_ccm_turns_cruise_off_and_sends_app_0_when_its_speed_goes_stale() -> None:
+    """Stale, not flagged: the last speed is used by three ticks (the default timeout), not a fourth."""
+    b = Bench("ccm")
+    try:
+        b.send_value(85.0)
+        b.tick(3)
+        assert b.ccm.cruise_active and b.ccm.app_pct > 0.0
+        b.sent()
+        b.tick()
+        assert not b.ccm.cruise_active and b.ccm.speed_kph is None
+        assert b.ccm.app_pct == 0.0 and b.sent_values() == [0.0]
+        assert b.ccm.pi_state.integral == 0.0 and b.ccm.invalid_total == 0
+    finally:
+        b.close()
+
+
+def test_ccm_reports_two_addresses_sending_speed_in_one_period_as_a_conflict(
+        caplog: pytest.LogCaptureFixture) -> None:
+    b = Bench("ccm")
+    try:
+        b.send_value(85.0, source=ECU_SA)
+        b.send_value(60.0, source=0x27)
+        with caplog.at_level(logging.WARNING, logger="ecu_sim"):
+            b.tick()
+        assert b.ccm.source_conflicts == 1 and b.ccm.speed_kph == 60.0
+        assert "0x25 and 0x27" in caplog.text and "--speed-source" in caplog.text
+    finally:
+        b.close()
+
+
+def test_ccm_with_speed_source_takes_that_address_in_a_conflict_and_rejects_the_other() -> None:
+    b = Bench("ccm", settings(speed_source=ECU_SA))
+    try:
+        b.send_value(85.0, source=ECU_SA)
+        b.send_value(60.0, source=0x27)
+        b.tick()
+        assert b.ccm.speed_kph == 85.0 and b.ccm.held.source == ECU_SA
+        assert (b.ccm.source_conflicts, b.ccm.invalid["wrong_source"]) == (1, 1)
     finally:
         b.close()
 

@@ -66,16 +66,16 @@ def test_coastdown_through_the_whole_stack_matches_the_reference_at_60_s() -> No
     assert rows[-1][1] == pytest.approx(51.5666, abs=0.01)
 
 
-def test_ecu_coasts_when_app_goes_stale() -> None:
-    """After the pedal falls silent the held APP expires after three periods and the ECU coasts."""
+def test_ecu_coasts_once_the_held_app_would_be_older_than_the_timeout() -> None:
+    """With the default timeout of three periods, an APP value is used by three ticks, never a fourth."""
     sim = simulation.build(settings(grade_pct=0.0), Driver("pedal", 60.0))
     try:
         sim.loop.run(max_ticks=10)
         assert sim.ecu.app_pct == 60.0
         sim.loop.nodes = sim.loop.nodes[:1]  # the pedal falls silent after its frame of t = 0.9 s
-        sim.loop.run(max_ticks=4)  # 1.0 s takes that frame; 1.1 .. 1.3 s hold it for three periods
+        sim.loop.run(max_ticks=3)  # 1.0 s takes that frame; 1.1 and 1.2 s still use it (0.3 s old)
         assert sim.ecu.app_pct == 60.0 and not sim.ecu.app_missing
-        sim.loop.run(max_ticks=1)
+        sim.loop.run(max_ticks=1)  # at 1.3 s it would be 0.4 s old: missing, the ECU coasts
         assert sim.ecu.app_pct == 0.0 and sim.ecu.app_missing
     finally:
         sim.close()

@@ -112,7 +112,7 @@ def test_integral_stays_within_the_output_limits() -> None:
     assert state.integral == 100.0
 
 
-def test_missing_speed_holds_the_pedal_at_the_integral_term() -> None:
+def test_non_finite_speed_holds_the_pedal_at_the_integral_term() -> None:
     state = PiState(35.0)
     app, after = controller.step(PiParams(), state, 90.0, math.nan, DT)
     assert app == 35.0

@@ -99,19 +99,31 @@ def test_stop_ends_the_loop_after_the_current_tick() -> None:
 
 
 def test_held_input_is_missing_before_anything_arrives() -> None:
-    assert HeldInput(0.3).get(0.0) is None
+    assert HeldInput(3).get(0) is None
 
 
-def test_held_input_holds_the_latest_value_until_the_timeout() -> None:
-    held = HeldInput(0.3)
-    held.update(40.0, now=1.0)
-    assert held.get(1.3) == 40.0
+def test_held_input_is_used_by_hold_ticks_ticks_from_the_tick_it_arrived_before() -> None:
+    held = HeldInput(3)
+    held.update(40.0, tick=10, source=0x26)
+    assert [held.get(k) for k in (10, 11, 12)] == [40.0, 40.0, 40.0]
+    assert (held.received_at, held.source) == (10, 0x26)
 
 
-def test_held_input_older_than_the_timeout_is_missing() -> None:
-    held = HeldInput(0.3)
-    held.update(40.0, now=1.0)
-    assert held.get(1.31) is None
+def test_held_input_is_missing_from_hold_ticks_ticks_after_it_arrived() -> None:
+    held = HeldInput(3)
+    held.update(40.0, tick=10)
+    assert held.get(13) is None
+
+
+def test_held_input_of_one_tick_is_used_by_that_tick_only() -> None:
+    held = HeldInput(1)
+    held.update(40.0, tick=10)
+    assert (held.get(10), held.get(11)) == (40.0, None)
+
+
+def test_held_input_needs_at_least_one_tick() -> None:
+    with pytest.raises(ValueError, match="at least one tick"):
+        HeldInput(0)
 
 
 class ScriptedRealClock(MonotonicClock):

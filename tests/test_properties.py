@@ -2,7 +2,8 @@
 
 The rules, checked against an oracle that decodes with cantools and the J1939 ranges of the wire
 format (not with the project's codec): a frame of another message changes nothing; a frame of the
-input role changes the held input only when it is a clean value (it becomes the input) or a J1939
+input role changes the held input only when it is a clean value of a frame as long as the DBC
+says (it becomes the input, with the tick it arrived before and its sender) or a J1939
 not-available or error-indicator value (the input becomes missing); everything else is counted by
 kind and changes nothing. At the end of the module the number of frames fed, by kind, is printed.
 """
@@ -42,11 +43,12 @@ def report_frames_fed(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @st.composite
-def frames(draw: st.DrawFn, role_id: int, own_id: int, top_byte: int) -> can.Message:
+def frames(draw: st.DrawFn, role_id: int, own_id: int, top_byte: int, length: int) -> can.Message:
     """Any frame: the input role from any address, our own identifier, other traffic, bad flags.
 
     ``top_byte`` is where the input signal's most significant byte sits: half of the role frames
-    get one of the J1939 boundary values there (valid, reserved, error, not available).
+    get one of the J1939 boundary values there (valid, reserved, error, not available). About half
+    of the classic frames have the DBC's ``length``, the rest any length from 0 to 8.
     """
     which = draw(st.sampled_from(["role", "role", "role", "other29", "other11", "own", "error"]))
     bits = draw(st.integers(0, 0x1FFFFFFF))
@@ -60,7 +62,7 @@ def frames(draw: st.DrawFn, role_id: int, own_id: int, top_byte: int) -> can.Mes
         return can.Message(arbitration_id=ident, is_extended_id=extended, is_remote_frame=True,
                            dlc=bits % 9, check=False)
     fd = flags & 3 == 0
-    size = draw(st.sampled_from(FD_LENGTHS) if fd else st.integers(0, 8))
+    size = draw(st.sampled_from(FD_LENGTHS) if fd else st.one_of(st.just(length), st.integers(0, 8)))
     data = bytearray(draw(st.binary(min_size=size, max_size=size)))
     top = draw(st.sampled_from([None, 0x00, 0x7D, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF]))
     if top is not None and which == "role" and top_byte < size:
@@ -70,7 +72,8 @@ def frames(draw: st.DrawFn, role_id: int, own_id: int, top_byte: int) -> can.Mes
 
 def frames_for(bench: Bench) -> st.SearchStrategy[can.Message]:
     signal = bench.codec_in.signal
-    return frames(bench.role_id(), bench.out.frame_id, (signal.start + signal.length - 1) // 8)
+    return frames(bench.role_id(), bench.out.frame_id, (signal.start + signal.length - 1) // 8,
+                  bench.codec_in.message.length)
 
 
 def expected(node: Ecu | Ccm, msg: can.Message) -> tuple[str, float | None]:
@@ -95,6 +98,8 @@ def expected(node: Ecu | Ccm, msg: can.Message) -> tuple[str, float | None]:
     needed = (signal.start + signal.length - 1) // 8 + 1  # little-endian signals in both profiles
     if len(msg.data) < needed:
         return "short_frame", None
+    if not msg.is_fd and len(msg.data) != message.length:
+        return "wrong_dlc", None
     decoded = message.decode(bytes(msg.data[:8]).ljust(8, b"\xff"), scaling=False)
     assert isinstance(decoded, dict)
     raw = decoded[signal.name]
@@ -123,13 +128,24 @@ def counts(node: Ecu | Ccm) -> Counter[str]:
     return +c
 
 
+def sender_of(node: Ecu | Ccm, msg: can.Message) -> int | None:
+    """The oracle's source address: the identifier's low byte for a J1939 message, else none."""
+    return msg.arbitration_id & 0xFF if node.codec_in.message.protocol == "j1939" else None
+
+
 def check_rules(bench: Bench, batch: list[can.Message]) -> None:
-    """Feed frames one by one and check each one's effect against the oracle."""
+    """Feed frames one by one and check each one's effect against the oracle.
+
+    Every third frame is followed by a tick, so values arrive before different ticks.
+    """
     node = bench.node
-    for msg in batch:
+    for i, msg in enumerate(batch):
         kind, value = expected(node, msg)
         FED[kind] += 1
-        before_counts, before_held = counts(node), node.held.value
+        held = node.held
+        before_counts = counts(node)
+        before_held = (held.value, held.received_at, held.source)
+        tick = node.tick_index
         bench.send_raw(msg)
         node.drain()
         after = counts(node)
@@ -139,11 +155,15 @@ def check_rules(bench: Bench, batch: list[can.Message]) -> None:
         else:
             assert changed == Counter({kind: 1}), (msg, kind, changed)
         if kind == "accepted":
-            assert node.held.value == pytest.approx(value, rel=1e-12, abs=1e-12), msg
+            assert held.value == pytest.approx(value, rel=1e-12, abs=1e-12), msg
+            assert (held.received_at, held.source) == (tick, sender_of(node, msg)), msg
         elif kind in ("not_available", "error_indicator"):
-            assert node.held.value is None, msg
+            assert held.value is None, msg
+            assert (held.received_at, held.source) == before_held[1:], msg
         else:
-            assert node.held.value == before_held, msg
+            assert (held.value, held.received_at, held.source) == before_held, msg
+        if i % 3 == 2:
+            bench.tick()
 
 
 @pytest.mark.parametrize("profile", ["amp", "j1939"])
@@ -180,11 +200,13 @@ def test_with_a_source_filter_each_frame_still_follows_the_rules(data: st.DataOb
         bench.close()
 
 
+@pytest.mark.parametrize("profile", ["amp", "j1939"])
 @pytest.mark.parametrize("kind", ["ecu", "ccm"])
 @PROPERTY
 @given(data=st.data())
-def test_random_traffic_never_crashes_a_node_nor_costs_it_a_tick(kind: str, data: st.DataObject) -> None:
-    bench = Bench(kind)  # type: ignore[arg-type]
+def test_random_traffic_never_crashes_a_node_nor_costs_it_a_tick(kind: str, profile: str,
+                                                                data: st.DataObject) -> None:
+    bench = Bench(kind, bench_settings(profile=profile))  # type: ignore[arg-type]
     try:
         for _ in range(5):
             for msg in data.draw(st.lists(frames_for(bench), max_size=20)):
@@ -212,7 +234,7 @@ def test_traffic_of_other_messages_never_changes_the_ecus_output(data: st.DataOb
             for msg in data.draw(st.lists(frames_for(noisy), max_size=20)):
                 kind = expected(noisy.node, msg)[0]
                 if kind in ("other", "echo", "error_frame", "remote_frame", "fd_frame", "short_frame",
-                            "out_of_range"):  # the kinds that must change nothing
+                            "wrong_dlc", "out_of_range"):  # the kinds that must change nothing
                     FED[kind] += 1
                     noisy.send_raw(msg)
             clean.tick()
