@@ -14,7 +14,15 @@ Next to it, ``FILE.ticks`` (the tick journal) holds what the frames alone cannot
   (all of them, in the log's order: they fell before this tick) and sent by this tick; flag
   ``s`` for a tick the loop ran without sending (it was overdue), ``f`` for a frame the node
   handed to the port that never reached the bus (bus down, send error);
-- ``part NAME`` for each file the rotation closed, in order.
+- ``part NAME`` for each file the rotation closed, in order;
+- last, written when the run stops: ``end RX``, the frames received after the last tick (an echo
+  of its frame, say), which the log holds but no tick used. A journal without it is that of a
+  run killed before it could stop.
+
+The log's direction is the node's: its own frames are marked sent (``T`` in a candump .log),
+everything it received is marked received, also an echo the bus marks as sent (SocketCAN does).
+A replay checks each frame's direction against the journal's split, so a frame missing from
+the log, or one moved or remarked, is found at its tick.
 
 Because a node holds its input for a number of ticks, not seconds (see :mod:`ecu_sim.node`),
 that is all the timing a replay needs. Both files are flushed when the run ends, including on
@@ -23,6 +31,7 @@ SIGINT/SIGTERM.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -45,7 +54,8 @@ log = logging.getLogger(__name__)
 
 JOURNAL_SUFFIX = ".ticks"
 JOURNAL_FORMAT = "ecu-sim tick journal"
-JOURNAL_VERSION = 1
+#: 2: received frames always marked received, and the ``end RX`` line
+JOURNAL_VERSION = 2
 #: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
 REPLAYED_SECTIONS = ("profile", "truck", "controller", "run")
 
@@ -118,6 +128,9 @@ class Recorder(can.Listener):
                               is_rx=False, check=False)
         else:
             self._rx += 1
+            if not msg.is_rx:  # an echo the bus marks as sent: the node received it
+                msg = copy.copy(msg)
+                msg.is_rx = True
         self.frames += 1
         self._logger.on_message_received(msg)
 
@@ -142,6 +155,7 @@ class Recorder(can.Listener):
         self._stopped = True
         try:
             self._logger.stop()
+            self._journal.write(f"end {self._rx}\n")  # only for a log closed complete
         finally:
             self._journal.close()
         log.info("recorded %d frames to %s (tick journal %s)", self.frames, self.path,

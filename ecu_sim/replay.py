@@ -13,20 +13,31 @@ the way a real run does (:mod:`ecu_sim.runner`: same settings, codec, node, faul
 Then every frame the node sends is compared with the recorded one of the same tick. Ticks whose
 frame never reached the bus in the recording (bus down, send error) cannot be compared and are
 counted. The first tick that differs is reported.
+
+The log must be the one its journal was written with: each frame's direction (received or sent,
+which .log, .asc and .blf all keep) must fit the journal's split of every tick, the log must not
+end before the journal's last tick, and after it it must hold exactly the frames the journal's
+``end`` line counts. Where they part, the replay reports a :class:`Mismatch` at that tick: a sent
+frame deleted from the log, a received one marked sent, a log cut short or run on. A log that
+cannot be read at all (a damaged file) is a ConfigError naming the file and the frame.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 import os
+import struct
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import can
+from can.io.blf import BLFParseError
 
 from ecu_sim.bus import Port
 from ecu_sim.clock import Poll, VirtualClock
@@ -41,6 +52,10 @@ from ecu_sim.route import GradeSchedule
 from ecu_sim.runner import NodeKind, attach_faults, load_profile, make_ccm, make_ecu, output_codec
 
 log = logging.getLogger(__name__)
+
+#: what python-can's readers raise on a damaged file: bad hex, a bad checksum or zlib stream, ...
+READ_ERRORS = (ValueError, EOFError, IndexError, KeyError, OSError, struct.error, zlib.error,
+               BLFParseError)
 
 
 @dataclass(frozen=True)
@@ -58,15 +73,36 @@ class Recording:
     ticks: list[TickRecord]
     #: the log files in the order they were written: rotated parts, then FILE itself
     files: list[str]
+    #: frames received after the last tick (the journal's ``end`` line); None: a run that was
+    #: killed before it could stop, or a journal of version 1, which has no such line
+    trailing: int | None = None
+    #: where :meth:`frames` is: the file and the number of the frame it yielded last
+    at: tuple[str, int] = ("", 0)
 
     @property
     def kind(self) -> NodeKind:
         return "ecu" if self.head["node"] == "ecu" else "ccm"
 
+    @property
+    def directions_kept(self) -> bool:
+        """Whether every received frame is marked received (version 1 kept echoes marked sent)."""
+        return bool(self.head["version"] >= 2)
+
     def frames(self) -> Iterator[can.Message]:
+        """The logged frames of all files in order; ConfigError names a file that cannot be read."""
         for name in self.files:
-            with can.LogReader(name) as reader:
-                yield from reader
+            number = 0
+            try:
+                with can.LogReader(name) as reader:
+                    for msg in reader:
+                        number += 1
+                        self.at = (name, number)
+                        yield msg
+            except READ_ERRORS as exc:
+                raise ConfigError(
+                    f"{name}: frame {number + 1} of the recording {self.path} cannot be read "
+                    f"({type(exc).__name__}: {exc}); the file is damaged or not in the format its "
+                    f"suffix says, so there is nothing to replay: record the run again") from None
 
 
 def load(path: str) -> Recording:
@@ -86,14 +122,26 @@ def load(path: str) -> Recording:
         head = None
     if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
         raise ConfigError(f"{journal}, line 1: not a tick journal written by ecu-sim --record")
-    if head.get("version") != JOURNAL_VERSION or head.get("node") not in ("ecu", "ccm"):
+    if head.get("version") not in (1, JOURNAL_VERSION) or head.get("node") not in ("ecu", "ccm"):
         raise ConfigError(f"{journal}, line 1: journal version {head.get('version')} of node "
                           f"{head.get('node')!r} is not one this ecu-sim replays (version {JOURNAL_VERSION})")
     folder = os.path.dirname(path)
     files: list[str] = []
     ticks: list[TickRecord] = []
+    trailing: int | None = None
     # A run that was killed may end in half a line: the last line counts only when complete.
     for number, line in enumerate(lines[1:-1], start=2):
+        if trailing is not None:
+            raise ConfigError(f"{journal}, line {number}: {line!r} after the end line "
+                              f"'end {trailing}', which is the last line of a tick journal")
+        if line.startswith("end "):
+            try:
+                trailing = int(line[4:])
+            except ValueError:
+                trailing = -1
+            if trailing < 0:
+                raise ConfigError(f"{journal}, line {number}: expected 'end RX', got {line!r}")
+            continue
         if line.startswith("part "):
             files.append(os.path.join(folder, line[5:]))
             continue
@@ -110,7 +158,7 @@ def load(path: str) -> Recording:
     for name in files:
         if not os.path.isfile(name):
             raise ConfigError(f"the recording {path} lacks its log file {name}")
-    return Recording(path, head, ticks, files)
+    return Recording(path, head, ticks, files, trailing)
 
 
 def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
@@ -133,15 +181,27 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
     return settings
 
 
+@dataclass(frozen=True)
+class Mismatch:
+    """Where the log parts from its tick journal: it is not the log the journal was written with."""
+
+    #: the tick (the number of ticks, for frames after the last one)
+    tick: int
+    what: str
+
+
 class ReplayBus(can.BusABC):
     """The recorded frames, in order: received ones before their tick, sent ones kept to compare.
 
-    ``tick`` tells the index of the node's next tick; frames of a later tick are held back.
+    ``tick`` tells the index of the node's next tick; frames of a later tick are held back. Each
+    tick's frames are checked against the journal: how many there are and their direction. The
+    first that does not fit is kept as ``mismatch``, and no frames are handed over after it.
     """
 
     def __init__(self, recording: Recording) -> None:
         self.channel_info = f"replay of {recording.path}"
         super().__init__(channel="replay")
+        self._recording = recording
         self._ticks = recording.ticks
         self._frames = recording.frames()
         self._queue: deque[can.Message] = deque()
@@ -151,22 +211,79 @@ class ReplayBus(can.BusABC):
         self.recorded: list[list[can.Message]] = []
         #: (tick, frame) for every frame the replayed node sent
         self.sent: list[tuple[int, can.Message]] = []
-        #: the first tick the log has no frames for, when it ends early
-        self.ends_at: int | None = None
+        #: the first place where the log does not fit its journal
+        self.mismatch: Mismatch | None = None
 
     def _load(self, tick: int) -> None:
         ticks = self._ticks
-        while self._loaded < tick and self._loaded + 1 < len(ticks) and self.ends_at is None:
-            record = ticks[self._loaded + 1]
-            try:
-                received = [next(self._frames) for _ in range(record.rx)]
-                sent = [next(self._frames) for _ in range(record.tx)]
-            except StopIteration:
-                self.ends_at = self._loaded + 1
+        while self._loaded < tick and self._loaded + 1 < len(ticks) and self.mismatch is None:
+            index = self._loaded + 1
+            record = ticks[index]
+            frames = self._take(record.rx + record.tx)
+            self.mismatch = self._check(index, record, frames)
+            if self.mismatch is not None:
                 return
-            self._loaded += 1
-            self._queue.extend(received)
-            self.recorded.append(sent)
+            self._loaded = index
+            self._queue.extend(msg for msg, _ in frames[:record.rx])
+            self.recorded.append([msg for msg, _ in frames[record.rx:]])
+
+    def _take(self, count: int) -> list[tuple[can.Message, str]]:
+        """The next ``count`` frames or fewer, each with where it is in the log."""
+        frames = []
+        for msg in itertools.islice(self._frames, count):
+            name, number = self._recording.at
+            frames.append((msg, f"frame {number} of {os.path.basename(name)}"))
+        return frames
+
+    def _check(self, index: int, record: TickRecord,
+               frames: list[tuple[can.Message, str]]) -> Mismatch | None:
+        counted = f"the journal counts {record.rx} received and {record.tx} sent frames"
+        if len(frames) < record.rx + record.tx:
+            return Mismatch(index, f"the log ends before the tick's frames: {counted}, the log holds "
+                                   f"{len(frames)} more (it was cut short, or is not this journal's log)")
+        check_received = self._recording.directions_kept
+        for position, (msg, where) in enumerate(frames):
+            if position >= record.rx and msg.is_rx:
+                return Mismatch(index, f"{counted}, but its frame {position + 1}, {_text([msg])} "
+                                       f"({where}), is marked received where a sent one belongs: a "
+                                       f"sent frame is missing from the log or marked received")
+            if position < record.rx and not msg.is_rx and check_received:
+                return Mismatch(index, f"{counted}, but its frame {position + 1}, {_text([msg])} "
+                                       f"({where}), is marked sent where a received one belongs: a "
+                                       f"received frame is missing from the log or marked sent")
+        return None
+
+    def finish(self) -> None:
+        """After the run: the ticks the loop did not get to, and the frames after the last tick."""
+        last = len(self._ticks)
+        self._load(last - 1)
+        if self.mismatch is not None:
+            return
+        expected = self._recording.trailing
+        check_received = self._recording.directions_kept
+        after = f"after the journal's last tick (tick {last - 1})"
+        count = 0
+        while taken := self._take(1):
+            msg, where = taken[0]
+            count += 1
+            if not msg.is_rx and check_received:
+                self.mismatch = Mismatch(last, f"the log goes on {after} with a sent frame, "
+                                               f"{_text([msg])} ({where}): {self._end_text()}")
+                return
+            if expected is not None and count > expected:
+                self.mismatch = Mismatch(last, f"the log has frames left {after}: the journal counts "
+                                               f"{expected} received ones there, but the log has "
+                                               f"{_text([msg])} ({where}) beyond them")
+                return
+        if expected is not None and count < expected:
+            self.mismatch = Mismatch(last, f"the log ends early: the journal counts {expected} frames "
+                                           f"received {after}, the log holds {count}")
+
+    def _end_text(self) -> str:
+        if self._recording.trailing is None:
+            return ("the journal has no end line, so the run was killed before it finished its "
+                    "journal: only a complete recording replays")
+        return "nothing is sent after the last tick, so the log is not this journal's"
 
     def pending(self) -> bool:
         self._load(self.tick())
@@ -228,12 +345,12 @@ class ReplayResult:
     #: ticks whose recorded frame never reached the bus, so there is nothing to compare
     unverified: int
     difference: Difference | None
-    #: set when the log holds fewer frames than the journal counts (a run that was killed)
-    ends_at: int | None
+    #: where the log parts from its journal (frames missing, remarked, cut short or run on)
+    mismatch: Mismatch | None = None
 
     @property
     def identical(self) -> bool:
-        return self.difference is None
+        return self.difference is None and self.mismatch is None
 
 
 def _text(frames: Sequence[can.Message]) -> str:
@@ -267,6 +384,7 @@ def replay(path: str, dbc: str | None = None) -> ReplayResult:
     loop = TickLoop(clock, period, [node])
     try:
         loop.run(max_ticks=len(recording.ticks))
+        bus.finish()
     finally:
         port.close()
     return _compare(kind, recording, bus, period)
@@ -285,6 +403,6 @@ def _compare(kind: NodeKind, recording: Recording, bus: ReplayBus, period_s: flo
             continue
         if _key(recorded) != _key(replayed):
             difference = Difference(tick, tick * period_s, _text(recorded), _text(replayed))
-            return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.ends_at)
+            return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.mismatch)
         frames += len(recorded)
-    return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.ends_at)
+    return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.mismatch)

@@ -125,14 +125,20 @@ def test_a_changed_input_frame_changes_the_replayed_output_from_that_tick(tmp_pa
 
 def test_which_tick_a_frame_fell_before_is_part_of_the_recording(tmp_path: Path) -> None:
     record(tmp_path / "ecu.log")
-    journal = tmp_path / "ecu.log.ticks"
-    lines = journal.read_text().splitlines()
-    rx, tx = (int(n) for n in lines[1 + 20].split())
-    rx_next, tx_next = (int(n) for n in lines[1 + 21].split())
-    # The last frame received before tick 20 moves behind it: the same frames, one tick later.
-    lines[1 + 20], lines[1 + 21] = f"{rx - 1} {tx}", f"{rx_next} {tx_next}"
+    journal, log = tmp_path / "ecu.log.ticks", tmp_path / "ecu.log"
+    lines, frames = journal.read_text().splitlines(), log.read_text().splitlines()
+    counts = [[int(n) for n in line.split()] for line in lines[1:23]]
+    # The last frame received before tick 20 moves behind its sent one: the same frames, in the
+    # log and in the journal, but the frame now falls before tick 21.
+    last = sum(rx + tx for rx, tx in counts[:20]) + counts[20][0] - 1
+    assert frames[last].endswith(" R") and frames[last + 1].endswith(" T")
+    frames[last], frames[last + 1] = frames[last + 1], frames[last]
+    (rx, tx), (rx_next, tx_next) = counts[20], counts[21]
+    lines[1 + 20], lines[1 + 21] = f"{rx - 1} {tx}", f"{rx_next + 1} {tx_next}"
     journal.write_text("\n".join(lines) + "\n")
-    moved = replay.replay(str(tmp_path / "ecu.log"))
+    log.write_text("\n".join(frames) + "\n")
+    moved = replay.replay(str(log))
+    assert moved.mismatch is None
     assert moved.difference is not None and moved.difference.tick == 20
 
 

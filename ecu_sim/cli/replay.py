@@ -2,8 +2,11 @@
 
 The node (ECU or CCM, as recorded) is rebuilt with the recorded settings, route and faults and
 runs in virtual time on the recorded received frames, each before the tick it fell before in
-the recording. Every frame it sends is compared with the recorded one of the same tick.
-Exit status 0: identical; 1: the first tick that differs is reported; 2: not a usable recording.
+the recording. Every frame it sends is compared with the recorded one of the same tick, and
+the log is checked against its tick journal: each tick's frames, received and sent, and the
+frames after the last tick.
+Exit status 0: identical; 1: the first tick that differs, or where the log does not fit its
+journal, is reported; 2: not a usable recording (no journal, a damaged file).
 
 Examples:
   ecu-sim --record ecu.log --duration 60      # record a run of the ECU ...
@@ -35,16 +38,20 @@ def run(args: argparse.Namespace) -> int:
     notes = []
     if result.unverified:
         notes.append(f"{result.unverified} ticks whose frame never reached the bus not compared")
-    if result.ends_at is not None:
-        notes.append(f"the log ends at tick {result.ends_at}, before the journal does")
     note = f" ({'; '.join(notes)})" if notes else ""
-    difference = result.difference
-    if difference is None:
-        print(f"{args.file}: {node} replayed {span}: {result.frames} frames sent bit for bit as "
-              f"recorded{note}")
-        return 0
-    print(f"{args.file}: {node} differs at tick {difference.tick} (t = {difference.time_s:.1f} s): "
-          f"recorded {difference.recorded}, replayed {difference.replayed}; the {result.frames} "
-          f"frames before it are identical{note}", file=sys.stderr)
-    return 1
+    difference, mismatch = result.difference, result.mismatch
+    if difference is not None:
+        print(f"{args.file}: {node} differs at tick {difference.tick} (t = {difference.time_s:.1f} s): "
+              f"recorded {difference.recorded}, replayed {difference.replayed}; the {result.frames} "
+              f"frames before it are identical{note}", file=sys.stderr)
+        return 1
+    if mismatch is not None:
+        print(f"{args.file}: the log does not fit its tick journal at tick {mismatch.tick} "
+              f"(t = {mismatch.tick * result.period_s:.1f} s): {mismatch.what}; the {result.frames} "
+              f"frames before it are identical{note}. Replay the log and journal one run wrote, "
+              f"unedited", file=sys.stderr)
+        return 1
+    print(f"{args.file}: {node} replayed {span}: {result.frames} frames sent bit for bit as "
+          f"recorded{note}")
+    return 0
 
