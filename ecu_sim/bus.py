@@ -9,6 +9,7 @@ root or kernel modules (``udp_multicast``), used only when nothing else names an
 from __future__ import annotations
 
 import argparse
+import enum
 import errno
 import logging
 import time
@@ -69,11 +70,33 @@ def resolve_bus_options(args: argparse.Namespace, config: Mapping[str, str]) -> 
             extra[key] = can.util.cast_from_string(value)
     if extra:
         ns.bus_kwargs = {**extra, **getattr(ns, "bus_kwargs", {})}
-    if "interface" not in ns and not _python_can_configured():
-        ns.interface = DEFAULT_INTERFACE
-        if "channel" not in ns:
-            ns.channel = DEFAULT_CHANNEL
+    if "interface" not in ns:
+        if _python_can_configured():
+            _fill_from_python_can(ns)
+        elif "channel" in ns:
+            raise ConfigError(
+                f"a channel ({ns.channel!r}) needs an interface: add -i/--interface (e.g. "
+                f"`-i socketcan -c {ns.channel}`, or `--iface {ns.channel}` for SocketCAN), or drop "
+                "-c for the default bus (udp_multicast)")
+        else:
+            ns.interface, ns.channel = DEFAULT_INTERFACE, DEFAULT_CHANNEL
     return ns
+
+
+def _fill_from_python_can(ns: argparse.Namespace) -> None:
+    """Take the interface (and the channel, unless given) from python-can's files and CAN_* variables.
+
+    python-can would find them by itself when the bus is opened; naming them here lets the log
+    say which bus is used and the SocketCAN checks of open_bus apply to them too.
+    """
+    try:
+        found = can.util.load_config()
+    except (can.CanInterfaceNotImplementedError, ValueError, TypeError) as exc:
+        raise ConfigError(f"python-can's configuration (CAN_* variables, ~/.canrc, /etc/can.conf) "
+                          f"is not usable: {_sentence(exc)}") from None
+    ns.interface = found["interface"]
+    if "channel" not in ns and found.get("channel") is not None:
+        ns.channel = found["channel"]
 
 
 def _config_value(key: str, value: str) -> Any:
@@ -115,10 +138,19 @@ def _unavailable(options: argparse.Namespace, exc: BaseException) -> BusUnavaila
     interface = getattr(options, "interface", None)
     channel = getattr(options, "channel", None)
     code = _errno_of(exc)
-    if isinstance(exc, (can.CanInterfaceNotImplementedError, ImportError)) and code is None:
-        return ConfigError(f"interface {interface!r} cannot be used: {exc}. Check -i/--interface "
-                           "(python-can's interface names: socketcan, pcan, kvaser, slcan, gs_usb, "
-                           "socketcand, udp_multicast, virtual, ...) and that its driver is installed.")
+    if interface not in can.VALID_INTERFACES:
+        return ConfigError(f"unknown interface {interface!r}; check -i/--interface (python-can's "
+                           "interface names: socketcan, pcan, kvaser, slcan, gs_usb, socketcand, "
+                           "udp_multicast, virtual, ...)")
+    if code is None and _options_rejected(exc):
+        return ConfigError(f"the {interface} interface cannot be opened with these options: {_sentence(exc)} "
+                           "Check -c/--channel, -b/--bitrate and --bus-kwargs against python-can's "
+                           f"documentation of the {interface} interface.")
+    if code is None and _driver_missing(exc):
+        return ConfigError(f"the {interface} interface cannot be used here: {_sentence(exc)} "
+                           f"Install the driver of the {interface} interface (the vendor's library "
+                           "or the Python package python-can names for it; see python-can's "
+                           "interface documentation), or choose another interface with -i.")
     if interface == "socketcan":
         if code == errno.ENODEV:
             return BusUnavailableError(f"{channel} does not exist; create it with "
@@ -132,8 +164,41 @@ def _unavailable(options: argparse.Namespace, exc: BaseException) -> BusUnavaila
                                        "load it with `sudo modprobe can-raw` or use another interface, "
                                        "e.g. `-i udp_multicast`")
     return BusUnavailableError(f"cannot open the {interface or 'configured'} bus"
-                               f"{f' on {channel}' if channel else ''}: {exc}. Check that the "
-                               "adapter is connected and the interface options are right.")
+                               f"{f' on {channel}' if channel else ''}: {_sentence(exc)} Check that "
+                               "the adapter is connected and the interface options are right.")
+
+
+def _sentence(exc: BaseException) -> str:
+    """An exception's message ending in exactly one full stop, to go before another sentence."""
+    text = str(exc).strip() or type(exc).__name__
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _options_rejected(exc: BaseException | None) -> bool:
+    """True when the backend's constructor refused its arguments (a missing or unknown keyword)."""
+    while exc is not None:
+        if isinstance(exc, TypeError) and "argument" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _driver_missing(exc: BaseException | None) -> bool:
+    """True when a python-can backend failed because its driver (library or package) is absent.
+
+    Backends say so in different ways: CanInterfaceNotImplementedError or ImportError (a missing
+    package, a library that did not load, the wrong platform), an OSError without an errno naming
+    a library (pcan: "pcanbasic library not found."), a NameError (kvaser calls functions of a
+    canlib that never loaded).
+    """
+    while exc is not None:
+        if isinstance(exc, (can.CanInterfaceNotImplementedError, ImportError, NameError)):
+            return True
+        if isinstance(exc, OSError) and exc.errno is None and any(
+                word in str(exc).lower() for word in ("librar", "driver", "could not be loaded")):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _errno_of(exc: BaseException | None) -> int | None:
@@ -152,6 +217,50 @@ ERROR_CLASSES: tuple[tuple[int, str], ...] = (
     (0x008, "protocol"), (0x010, "transceiver"), (0x020, "no_ack"), (0x040, "bus_off"),
     (0x080, "bus_error"), (0x100, "restarted"), (0x200, "counters"),
 )
+#: linux/can/error.h: the error classes that carry the controller's state
+CAN_ERR_CRTL = 0x004
+CAN_ERR_BUSOFF = 0x040
+CAN_ERR_RESTARTED = 0x100
+#: data[1] of a CAN_ERR_CRTL error frame: the state the controller has just entered
+CAN_ERR_CRTL_RX_WARNING = 0x04
+CAN_ERR_CRTL_TX_WARNING = 0x08
+CAN_ERR_CRTL_RX_PASSIVE = 0x10
+CAN_ERR_CRTL_TX_PASSIVE = 0x20
+CAN_ERR_CRTL_ACTIVE = 0x40
+
+
+class ControllerState(enum.Enum):
+    """The CAN controller's fault-confinement state, as SocketCAN's error frames report it."""
+
+    ERROR_ACTIVE = "error-active"
+    ERROR_WARNING = "error-warning"
+    ERROR_PASSIVE = "error-passive"
+    BUS_OFF = "bus-off"
+
+
+def state_from_error_frame(msg: can.Message) -> ControllerState | None:
+    """The state an error frame reports the controller to be in now; None when it reports none.
+
+    The kernel (drivers/net/can/dev: can_change_state, can_bus_off, can_restart) sends
+    CAN_ERR_BUSOFF on bus-off, CAN_ERR_RESTARTED after a restart, and on any other change
+    CAN_ERR_CRTL with data[1] naming the new state of the receive and transmit sides.
+    """
+    can_id = msg.arbitration_id
+    if can_id & CAN_ERR_BUSOFF:
+        return ControllerState.BUS_OFF
+    if can_id & CAN_ERR_CRTL and len(msg.data) > 1:
+        status = msg.data[1]
+        if status & (CAN_ERR_CRTL_RX_PASSIVE | CAN_ERR_CRTL_TX_PASSIVE):
+            return ControllerState.ERROR_PASSIVE
+        if status & (CAN_ERR_CRTL_RX_WARNING | CAN_ERR_CRTL_TX_WARNING):
+            return ControllerState.ERROR_WARNING
+        if status & CAN_ERR_CRTL_ACTIVE:
+            return ControllerState.ERROR_ACTIVE
+    if can_id & CAN_ERR_RESTARTED:
+        return ControllerState.ERROR_ACTIVE
+    return None
+
+
 #: errno values of a send or receive that mean the interface went away (down, deleted, unplugged)
 _LOST = frozenset({errno.ENETDOWN, errno.ENODEV, errno.ENXIO, errno.EBADF, errno.ENETUNREACH})
 #: frames (echoes, error frames) one receive call skips at most before it returns
@@ -170,6 +279,12 @@ class PortCounters:
     tx_dropped: int = 0
     reconnects: int = 0
     error_frames: Counter[str] = field(default_factory=Counter)
+
+    def text(self) -> str:
+        """The problem counters that are not zero, e.g. ``echo 12 tx_dropped 3``."""
+        return " ".join(f"{name} {value}" for name, value in (
+            ("echo", self.echo), ("tx_errors", self.tx_errors), ("tx_dropped", self.tx_dropped),
+            ("reconnects", self.reconnects)) if value)
 
 
 class Port:
@@ -190,8 +305,12 @@ class Port:
         self.bus: can.BusABC | None = bus
         self.own_ids = frozenset(own_ids)
         self.counters = PortCounters()
+        #: the controller's state as last reported by an error frame (assumed error-active until then)
+        self.controller_state = ControllerState.ERROR_ACTIVE
         #: listeners (e.g. a python-can Logger) shown every frame received and every frame sent
         self.taps: list[can.Listener] = []
+        #: called with every echo of our own frames (the kernel-timed transmitter's phase lock)
+        self.echo_listeners: list[Callable[[can.Message], None]] = []
         #: bumped on every reconnect, so transmitters know to set up again
         self.generation = 0
         self._reopen = reopen
@@ -205,10 +324,26 @@ class Port:
         return self.bus is not None
 
     def state_text(self) -> str:
+        """E.g. ``bus up``, ``bus up, error-passive | echo 40 tx_errors 2 | errors controller 1``.
+
+        The controller state is shown unless error-active (the normal state); the counters only
+        when not zero: echo (own frames heard back), tx_errors (failed sends, e.g. ENOBUFS),
+        tx_dropped (frames due while the bus was down), reconnects, and error frames by class.
+        """
         if self.bus is None:
-            return "bus down (reconnecting)"
+            head = "bus down (reconnecting)"
+        elif self.controller_state is ControllerState.ERROR_ACTIVE:
+            head = "bus up"
+        else:
+            head = f"bus up, {self.controller_state.value}"
+        parts = [head]
+        counts = self.counters.text()
+        if counts:
+            parts.append(counts)
         errors = " ".join(f"{name} {count}" for name, count in sorted(self.counters.error_frames.items()))
-        return f"bus up{f' | errors {errors}' if errors else ''}"
+        if errors:
+            parts.append(f"errors {errors}")
+        return " | ".join(parts)
 
     def recv(self, timeout_s: float) -> can.Message | None:
         """The next frame for the node, or None when none came within ``timeout_s``.
@@ -237,6 +372,8 @@ class Port:
                 self._count_error_frame(msg)
             elif msg.arbitration_id in own_ids:
                 counters.echo += 1
+                for listener in self.echo_listeners:
+                    listener(msg)
             else:
                 counters.rx += 1
                 return msg
@@ -269,11 +406,17 @@ class Port:
         classes = [name for bit, name in ERROR_CLASSES if msg.arbitration_id & bit] or ["unspecified"]
         for name in classes:
             self.counters.error_frames[name] += 1
-        if "bus_off" in classes:
+        state = state_from_error_frame(msg)
+        if state is None or state is self.controller_state:
+            return
+        previous, self.controller_state = self.controller_state, state
+        if state is ControllerState.BUS_OFF:
             log.warning("controller is bus-off; it recovers by its restart-ms setting "
                         "(e.g. `sudo ecu-sim link <iface> --restart-ms 100`)")
         elif "restarted" in classes:
             log.warning("controller restarted after bus-off")
+        else:
+            log.warning("controller %s (was %s)", state.value, previous.value)
 
     def _lost(self, exc: BaseException) -> None:
         if self._reopen is None:
@@ -300,6 +443,7 @@ class Port:
             return
         self.generation += 1
         self.counters.reconnects += 1
+        self.controller_state = ControllerState.ERROR_ACTIVE
         log.warning("bus back after %.1f s", self._monotonic() - self._lost_at)
 
     def _close_quietly(self) -> None:
@@ -314,81 +458,3 @@ class Port:
         if self.bus is not None:
             self.bus.shutdown()
             self.bus = None
-
-
-class Transmitter:
-    """Sends one message of the node each tick, from user space (works on every interface)."""
-
-    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool) -> None:
-        self._port = port
-        self._arbitration_id = arbitration_id
-        self._is_extended_id = is_extended_id
-
-    def _message(self, data: bytes) -> can.Message:
-        return can.Message(arbitration_id=self._arbitration_id, data=data,
-                           is_extended_id=self._is_extended_id, check=False)
-
-    def send(self, data: bytes) -> None:
-        self._port.send(self._message(data))
-
-
-class KernelTransmitter(Transmitter):
-    """Lets the kernel's broadcast manager (SocketCAN BCM) send the frame every period.
-
-    The on-wire period then does not depend on Python's scheduling. Each tick replaces the
-    payload (``modify_data``, an atomic swap in the kernel), so a frame always carries one whole
-    tick's value. Phase: the kernel's timer is started ``phase_s`` after a tick's deadline, so
-    each tick's update, done within a few milliseconds of its deadline, is in place before the
-    kernel's next send; every frame carries the newest completed tick, in order, with a fixed
-    ``phase_s`` of extra latency. A tick later than ``phase_s`` repeats the previous value once.
-    After a reconnect the timer is set up again with fresh data; it never replays old frames.
-    """
-
-    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool,
-                 period_s: float, phase_s: float) -> None:
-        super().__init__(port, arbitration_id, is_extended_id)
-        self._period_s = period_s
-        self._phase_s = phase_s
-        self._task: can.ModifiableCyclicTaskABC | None = None
-        self._generation = -1
-
-    def send(self, data: bytes) -> None:
-        port = self._port
-        if port.bus is None:
-            port.counters.tx_dropped += 1
-            return
-        msg = self._message(data)
-        try:
-            if self._task is None or self._generation != port.generation:
-                self._start(port.bus, msg)
-            else:
-                self._task.modify_data(msg)
-        except (can.CanOperationError, OSError) as exc:
-            self._task = None
-            port._send_failed(exc)
-            return
-        port.counters.tx += 1
-        for tap in port.taps:
-            tap.on_message_received(msg)
-
-    def _start(self, bus: can.BusABC, msg: can.Message) -> None:
-        time.sleep(self._phase_s)  # once per connection: sets the kernel timer's phase to the ticks
-        task = bus.send_periodic(msg, self._period_s)
-        if not isinstance(task, can.ModifiableCyclicTaskABC):
-            raise BusUnavailableError("this bus cannot modify periodic frames; use --tx-mode user")
-        self._task = task
-        self._generation = self._port.generation
-
-
-def make_transmitter(port: Port, arbitration_id: int, is_extended_id: bool, period_s: float,
-                     mode: str) -> Transmitter:
-    """``auto`` uses the kernel's broadcast manager on SocketCAN and user space elsewhere."""
-    kernel = mode == "kernel" or (mode == "auto" and getattr(port.bus, "channel_info", "")
-                                  .startswith("socketcan"))
-    if kernel:
-        return KernelTransmitter(port, arbitration_id, is_extended_id, period_s, KERNEL_PHASE * period_s)
-    return Transmitter(port, arbitration_id, is_extended_id)
-
-
-#: Fraction of the period by which the kernel's sends follow the ticks' deadlines.
-KERNEL_PHASE = 0.25

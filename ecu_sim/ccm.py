@@ -8,11 +8,12 @@ releasing a wound-up integrator when speed comes back.
 from __future__ import annotations
 
 from ecu_sim import controller
-from ecu_sim.bus import Port, Transmitter
+from ecu_sim.bus import Port
 from ecu_sim.clock import Clock
 from ecu_sim.controller import PiParams, PiState
 from ecu_sim.node import InputNode
 from ecu_sim.profile import Profile
+from ecu_sim.transmit import Transmitter
 
 
 class Ccm(InputNode):

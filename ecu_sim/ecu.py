@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ecu_sim import model
-from ecu_sim.bus import Port, Transmitter
+from ecu_sim.bus import Port
 from ecu_sim.clock import Clock
 from ecu_sim.model import TruckParams, TruckState
 from ecu_sim.node import InputNode
 from ecu_sim.profile import Profile
 from ecu_sim.route import GradeSchedule
+from ecu_sim.transmit import Transmitter
 
 
 class Ecu(InputNode):

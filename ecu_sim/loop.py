@@ -102,6 +102,8 @@ class TickLoop:
         self._stop = threading.Event()
         self._start: float | None = None
         self._k = 0
+        #: deadline of the tick being run (or last run): the grid a kernel timer locks to
+        self.deadline = 0.0
         self._periodic: list[_Periodic] = []
 
     def every(self, seconds: float, callback: Callable[[float], None]) -> None:
@@ -135,6 +137,7 @@ class TickLoop:
         busy = False
         while not stopped() and (end is None or k < end):
             deadline = start + k * period
+            self.deadline = deadline
             if real is not None:
                 # Quiet bus: sleep, and the deadline's drain takes the period's few frames at once.
                 # Busy bus: take the frames as they arrive. Which one it is, the CPU time spent

@@ -35,9 +35,10 @@ from typing import Protocol
 
 import can
 
-from ecu_sim.bus import Port, Transmitter
+from ecu_sim.bus import Port
 from ecu_sim.loop import HeldInput
 from ecu_sim.profile import Invalid, RoleCodec
+from ecu_sim.transmit import Transmitter
 
 log = logging.getLogger(__name__)
 

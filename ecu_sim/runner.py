@@ -15,7 +15,7 @@ from typing import Literal
 
 from ecu_sim import bus as canbus
 from ecu_sim import faults
-from ecu_sim.bus import Port, Transmitter, make_transmitter
+from ecu_sim.bus import Port
 from ecu_sim.ccm import Ccm
 from ecu_sim.clock import Clock, MonotonicClock
 from ecu_sim.config import Settings
@@ -25,6 +25,7 @@ from ecu_sim.profile import Profile, RoleCodec
 from ecu_sim.recording import Recorder, header
 from ecu_sim.route import GradeSchedule
 from ecu_sim.service import Notifier
+from ecu_sim.transmit import KernelTransmitter, Transmitter, make_transmitter
 
 log = logging.getLogger("ecu_sim")
 
@@ -98,37 +99,48 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     schedule = faults.FaultSchedule.from_settings(settings.faults)
     faults.check(schedule.faults, output_codec(kind, profile), settings.run.period_s)
     options = canbus.resolve_bus_options(args, settings.bus)
-    bus = canbus.open_bus(options)
-    log.info("%s on %s %s, profile %s (%s)", kind.upper(), options.interface,
-             getattr(options, "channel", ""), profile.name, profile.dbc_path)
     own = profile.speed if kind == "ecu" else profile.app
-    port = Port(bus, own_ids=[own.frame_id], reopen=lambda: canbus.open_bus(options))
-    clock = MonotonicClock()
-    node: Ecu | Ccm = (make_ecu(clock, port, profile, settings, route) if kind == "ecu"
-                       else make_ccm(clock, port, profile, settings))
-    attach_faults(node, kind, profile, schedule, settings.run.period_s)
-    loop = TickLoop(clock, settings.run.period_s, [node])
-    notifier = Notifier()
-    _report_status(loop, node, notifier, settings.run.status_interval_s)
+    # From here on the bus is closed however the run ends, also when setting up the node fails.
+    port = Port(canbus.open_bus(options), own_ids=[own.frame_id],
+                reopen=lambda: canbus.open_bus(options))
     try:
+        log.info("%s on %s %s, profile %s (%s)", kind.upper(), options.interface,
+                 getattr(options, "channel", ""), profile.name, profile.dbc_path)
+        clock = MonotonicClock()
+        node: Ecu | Ccm = (make_ecu(clock, port, profile, settings, route) if kind == "ecu"
+                           else make_ccm(clock, port, profile, settings))
+        attach_faults(node, kind, profile, schedule, settings.run.period_s)
+        loop = TickLoop(clock, settings.run.period_s, [node])
+        if isinstance(node.transmitter, KernelTransmitter):
+            node.transmitter.follow(lambda: loop.deadline)
+        notifier = Notifier()
+        _report_status(loop, node, notifier, settings.run.status_interval_s)
         recorder = start_recording(kind, node, settings, profile, route, schedule)
-    except BaseException:
-        port.close()
-        raise
-    try:
-        with stop_on_signals(loop):
-            stats = loop.run(max_ticks(settings))
+        try:
+            with stop_on_signals(loop):
+                stats = loop.run(max_ticks(settings))
+        finally:
+            notifier.stopping()
+            if recorder is not None:
+                recorder.stop()
+        bus_state = port.state_text()
     finally:
-        notifier.stopping()
-        if recorder is not None:
-            recorder.stop()
         port.close()
-    log.info("stopped after %d ticks: %d late, %d skipped, %s", stats.ticks, stats.late,
-             stats.skipped, node.counters_text())
+    log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
+             stats.skipped, node.counters_text(), bus_state)
     return 0
 
 
 # -- fault injection and recording (issue 6) ----------------------------------------------------
+
+
+#: faults that leave a period without a frame
+WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
+
+
+def _frame_identity(kind: NodeKind, profile: Profile) -> tuple[int, bool]:
+    role = output_codec(kind, profile)
+    return role.frame_id, role.is_extended_id
 
 
 def output_codec(kind: NodeKind, profile: Profile) -> RoleCodec:
@@ -138,9 +150,19 @@ def output_codec(kind: NodeKind, profile: Profile) -> RoleCodec:
 
 def attach_faults(node: Ecu | Ccm, kind: NodeKind, profile: Profile, schedule: faults.FaultSchedule,
                   period_s: float) -> None:
-    """Put the fault injector between the node and its transmitter; nothing when there are none."""
+    """Put the fault injector between the node and its transmitter; nothing when there are none.
+
+    A fault that withholds frames (drop, silent, delay before its first value) cannot be done by
+    skipping an update of the kernel's timer: the kernel would repeat the previous frame. Such a
+    node sends from the loop instead, and says so.
+    """
     if not schedule.faults:
         return
+    withholding = sorted({f.kind for f in schedule.faults} & WITHHOLDING_FAULTS)
+    if withholding and isinstance(node.transmitter, KernelTransmitter):
+        node.transmitter = Transmitter(node.port, *_frame_identity(kind, profile))
+        log.info("%s: frames are sent from the loop, not timed by the kernel, because %s "
+                 "must withhold frames", kind.upper(), " and ".join(withholding))
     node.faults = faults.FaultInjector(node.transmitter, output_codec(kind, profile), schedule,
                                        period_s, kind.upper())
     log.info("%s: injecting faults %s (seed %d)", kind.upper(), faults.describe(schedule.faults),

@@ -28,7 +28,7 @@ from typing import IO, Literal
 
 import can
 
-from ecu_sim.bus import Port, Transmitter
+from ecu_sim.bus import Port
 from ecu_sim.ccm import Ccm
 from ecu_sim.clock import VirtualClock
 from ecu_sim.config import Settings
@@ -36,6 +36,7 @@ from ecu_sim.ecu import Ecu
 from ecu_sim.loop import Node, TickLoop
 from ecu_sim.profile import Profile, RoleCodec
 from ecu_sim.runner import load_profile, make_ccm, make_ecu, max_ticks
+from ecu_sim.transmit import Transmitter
 
 CSV_HEADER = "t_s,speed_kph,app_pct,grade_pct,distance_m\n"
 _channels = itertools.count()

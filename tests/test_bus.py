@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+from collections.abc import Iterator
 
 import can
 import pytest
@@ -47,7 +48,42 @@ def test_standard_python_can_options_pass_through() -> None:
 
 def test_python_can_environment_configuration_is_respected(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAN_INTERFACE", "virtual")
-    assert "interface" not in bus.resolve_bus_options(parse(), {})
+    monkeypatch.setenv("CAN_CHANNEL", "foo")
+    options = bus.resolve_bus_options(parse(), {})
+    assert (options.interface, options.channel) == ("virtual", "foo")
+
+
+def test_a_python_can_config_file_names_the_interface_the_command_line_the_channel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(can.util, "load_file_config",
+                        lambda *a, **k: {"interface": "virtual", "channel": "from-file"})
+    options = bus.resolve_bus_options(parse("-c", "mine"), {})
+    assert (options.interface, options.channel) == ("virtual", "mine")
+
+
+def test_an_unknown_interface_in_python_can_config_is_a_configuration_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAN_INTERFACE", "nosuchbus")
+    with pytest.raises(ConfigError, match=r"CAN_.*nosuchbus"):
+        bus.resolve_bus_options(parse(), {})
+
+
+def test_a_channel_without_an_interface_is_refused_with_the_socketcan_hint() -> None:
+    with pytest.raises(ConfigError, match=r"needs an interface.*--iface vcan0"):
+        bus.resolve_bus_options(parse("-c", "vcan0"), {})
+
+
+def test_a_missing_driver_library_is_a_configuration_error_without_a_doubled_full_stop() -> None:
+    err = bus._unavailable(argparse.Namespace(interface="pcan", channel="PCAN_USBBUS1"),
+                           OSError("pcanbasic library not found."))
+    assert isinstance(err, ConfigError)
+    assert "pcan" in str(err) and "Install the driver" in str(err) and ".." not in str(err)
+
+
+def test_missing_constructor_arguments_are_a_configuration_error() -> None:
+    err = bus._unavailable(argparse.Namespace(interface="socketcand", channel="x"),
+                           TypeError("__init__() missing 2 required positional arguments: 'host' and 'port'"))
+    assert isinstance(err, ConfigError) and "socketcand" in str(err)
 
 
 def test_config_file_bus_section_fills_what_the_command_line_leaves_open() -> None:
@@ -176,11 +212,87 @@ def test_error_frames_are_counted_by_class_and_not_passed_on() -> None:
         b.shutdown()
 
 
-def test_the_kernel_transmitter_is_chosen_on_socketcan_only() -> None:
-    virtual = can.Bus(interface="virtual", channel="test-tx-mode")
+@pytest.fixture
+def error_bus() -> Iterator[tuple[can.BusABC, bus.Port]]:
+    """A virtual bus to send error frames on, and a port listening on it."""
+    sender = can.Bus(interface="virtual", channel="test-controller-state")
+    listener = can.Bus(interface="virtual", channel="test-controller-state")
     try:
-        port = bus.Port(virtual, own_ids=[])
-        assert type(bus.make_transmitter(port, 1, True, 0.1, "auto")) is bus.Transmitter
-        assert isinstance(bus.make_transmitter(port, 1, True, 0.1, "kernel"), bus.KernelTransmitter)
+        yield sender, bus.Port(listener, own_ids=[])
     finally:
-        virtual.shutdown()
+        sender.shutdown()
+        listener.shutdown()
+
+
+def error_frame(can_id: int, data1: int = 0) -> can.Message:
+    return can.Message(arbitration_id=can_id, is_error_frame=True, is_extended_id=False,
+                       data=bytes([0, data1, 0, 0, 0, 0, 0, 0]))
+
+
+@pytest.mark.parametrize(("can_id", "data1", "state", "text"), [
+    (0x004, 0x04, bus.ControllerState.ERROR_WARNING, "bus up, error-warning"),  # RX_WARNING
+    (0x004, 0x08, bus.ControllerState.ERROR_WARNING, "bus up, error-warning"),  # TX_WARNING
+    (0x004, 0x10, bus.ControllerState.ERROR_PASSIVE, "bus up, error-passive"),  # RX_PASSIVE
+    (0x004, 0x20, bus.ControllerState.ERROR_PASSIVE, "bus up, error-passive"),  # TX_PASSIVE
+    (0x040, 0x00, bus.ControllerState.BUS_OFF, "bus up, bus-off"),              # CAN_ERR_BUSOFF
+])
+def test_error_frames_set_the_controller_state(error_bus: tuple[can.BusABC, bus.Port], can_id: int,
+                                               data1: int, state: bus.ControllerState, text: str) -> None:
+    sender, port = error_bus
+    sender.send(error_frame(can_id, data1))
+    assert port.recv(0.1) is None
+    assert port.controller_state is state
+    assert port.state_text().startswith(f"{text} | errors ")
+
+
+@pytest.mark.parametrize(("can_id", "data1"), [(0x004, 0x40), (0x100, 0x00)])  # CRTL_ACTIVE, RESTARTED
+def test_back_to_error_active_by_a_controller_frame_or_a_restart(
+        error_bus: tuple[can.BusABC, bus.Port], can_id: int, data1: int) -> None:
+    sender, port = error_bus
+    sender.send(error_frame(0x040))
+    sender.send(error_frame(can_id, data1))
+    assert port.recv(0.1) is None
+    assert port.controller_state is bus.ControllerState.ERROR_ACTIVE
+    assert port.state_text().startswith("bus up | errors ")
+
+
+def test_an_error_frame_reporting_no_state_leaves_it(error_bus: tuple[can.BusABC, bus.Port]) -> None:
+    sender, port = error_bus
+    sender.send(error_frame(0x004, 0x10))
+    sender.send(error_frame(0x004, 0x01))  # CAN_ERR_CRTL_RX_OVERFLOW: no state change
+    sender.send(error_frame(0x080))        # a bus error
+    assert port.recv(0.1) is None
+    assert port.state_text() == "bus up, error-passive | errors bus_error 1 controller 2"
+
+
+def test_state_text_shows_the_counters_that_are_not_zero(error_bus: tuple[can.BusABC, bus.Port]) -> None:
+    sender, port = error_bus
+    port.own_ids = frozenset({0x18FEF125})
+    assert port.state_text() == "bus up"
+    sender.send(can.Message(arbitration_id=0x18FEF125, data=b"\xff" * 8))
+    assert port.recv(0.1) is None
+    assert port.state_text() == "bus up | echo 1"
+    port.counters.tx_errors, port.counters.tx_dropped, port.counters.reconnects = 2, 3, 1
+    assert port.state_text() == "bus up | echo 1 tx_errors 2 tx_dropped 3 reconnects 1"
+
+
+def test_a_full_transmit_queue_shows_as_tx_errors() -> None:
+    port = bus.Port(FailingBus(errno.ENOBUFS), own_ids=[])
+    port.send(can.Message(arbitration_id=1, data=b""))
+    assert port.state_text() == "bus up | tx_errors 1"
+
+
+def test_a_lost_bus_shows_dropped_frames_then_the_reconnect() -> None:
+    clock = FakeTime()
+    replacement = can.Bus(interface="virtual", channel="test-reconnect-text")
+    port = bus.Port(FailingBus(), own_ids=[], reopen=lambda: replacement, monotonic=clock)
+    try:
+        port.recv(0.0)
+        port.send(can.Message(arbitration_id=1, data=b""))
+        assert port.state_text() == "bus down (reconnecting) | tx_dropped 1"
+        clock.now = bus.BACKOFF_INITIAL_S
+        port.recv(0.0)
+        assert port.state_text() == "bus up | tx_dropped 1 reconnects 1"
+    finally:
+        replacement.shutdown()
+

@@ -9,6 +9,7 @@ through ecu_sim, and every byte checked here is decoded by hand from the wire fo
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import sys
@@ -201,3 +202,68 @@ def test_injected_error_frames_are_counted_by_class_in_the_status_line(
     assert "errors bus_off 3 no_ack 1" in log
     assert "controller is bus-off" in log
 
+
+
+# -- kernel-timed transmission (ecu_sim/transmit.py) --------------------------------------------
+
+
+def test_kernel_timed_speed_frames_carry_each_tick_once_and_in_order(
+        capture: RawCapture, start_node: Callable[..., Node], record_property: Callable[..., None]) -> None:
+    """A coasting truck slows every tick, so a repeated tick shows as an equal speed, a torn or
+    reordered one as a rise; the kernel's timer is locked to the loop's 10 Hz grid."""
+    ecu = start_node("--iface", "vcan0", "--initial-speed", "80", "--grade", "0")
+    capture.wait_for(lambda f: f.can_id == AMP.speed_id, count=20, timeout=180)
+    capture.clear()
+    time.sleep(30.0)
+    frames = capture.frames(lambda f: f.can_id == AMP.speed_id)
+    assert ecu.stop() == 0
+    values = speeds(frames, AMP)
+    steps = [b - a for a, b in itertools.pairwise(values)]
+    repeats = sum(1 for step in steps if step == 0)
+    period = (frames[-1].timestamp - frames[0].timestamp) / (len(frames) - 1)
+    record_property("kernel_frames", len(frames))
+    record_property("kernel_repeats", repeats)
+    record_property("kernel_mean_period_ms", round(period * 1000, 4))
+    assert all(step <= 0 for step in steps), "never a rise: no torn or out-of-order tick"
+    # A tick later than the kernel's phase (25 ms) repeats the previous value once; software
+    # emulation makes a few such ticks, a real machine none.
+    assert repeats <= len(frames) // 50
+    assert abs(period - 0.1) < 0.001, "on the loop's grid: the kernel's own period runs long"
+
+
+def test_a_stopped_ecu_falls_silent_after_at_most_three_kernel_frames(
+        capture: RawCapture, start_node: Callable[..., Node]) -> None:
+    """A hung process must not leave the kernel repeating a frozen speed (as a hung ECU would not)."""
+    import signal
+
+    ecu = start_node("--iface", "vcan0", "--grade", "0")
+    capture.wait_for(lambda f: f.can_id == AMP.speed_id, count=20, timeout=180)
+    pid = ecu.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    stopped_at = time.time()
+    time.sleep(3.0)
+    os.kill(pid, signal.SIGCONT)
+    resumed_at = time.time()
+    capture.wait_for(lambda f: f.can_id == AMP.speed_id and f.timestamp > resumed_at, count=10,
+                     timeout=60)
+    assert ecu.stop() == 0
+    frames = capture.frames(lambda f: f.can_id == AMP.speed_id)
+    during = [f for f in frames if stopped_at < f.timestamp < resumed_at]
+    assert len(during) <= 3
+    after = [f for f in frames if f.timestamp >= resumed_at]
+    assert after[1].timestamp - after[0].timestamp > 0.05, "no burst when the process resumes"
+
+
+def test_a_silent_fault_silences_kernel_timed_frames(
+        capture: RawCapture, start_node: Callable[..., Node]) -> None:
+    ecu = start_node("--iface", "vcan0", "--grade", "0", "--fault", "silent@15+3")
+    capture.wait_for(lambda f: f.can_id == AMP.speed_id, count=10, timeout=180)
+    deadline = time.monotonic() + 120
+    while "ended at tick" not in ecu.log() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(1.0)
+    assert ecu.stop() == 0
+    stamps = [f.timestamp for f in capture.frames(lambda f: f.can_id == AMP.speed_id)]
+    longest_gap = max(b - a for a, b in itertools.pairwise(stamps))
+    assert 2.7 <= longest_gap <= 3.5, "three seconds without a frame, then frames again"
