@@ -40,9 +40,17 @@ from bench.actors import GROUP, PERIODIC_ID
 
 REPO = Path(__file__).resolve().parent.parent
 PERIOD_S = 0.1
-#: the amp profile's identifiers (bench/actors.py and the nodes load them from the DBC too)
-SPEED_ID = 0x18FEF125
-APP_ID = 0x18F00326
+
+
+def _profile_ids() -> tuple[int, int]:
+    """The default profile's speed and APP identifiers, from its DBC as the nodes take them."""
+    from ecu_sim.profile import Profile
+
+    profile = Profile.load("amp")
+    return profile.speed.frame_id, profile.app.frame_id
+
+
+SPEED_ID, APP_ID = _profile_ids()
 
 
 @dataclass
