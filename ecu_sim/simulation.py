@@ -9,11 +9,9 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
   channel private to the run, so the closed-loop specification runs on a stock python-can bus.
   It deep-copies every frame and passes it through a locked ``queue.Queue``, which costs more
   than the nodes' own work: about 5,000 loop ticks per second.
-- ``link="direct"`` (``ecu-sim simulate``): :class:`InProcessBus`, a minimal ``can.BusABC`` on a
-  :class:`InProcessLink` that hands each frame to the other members' deques by reference. This
-  is safe here because a transmitter builds a fresh ``can.Message`` for every send and nobody
-  mutates a frame after sending or receiving it, and because one thread ticks every node, so no
-  lock is needed. It is what lets a simulation run ten times faster (docs/performance.md).
+- ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.inprocess`, a segment that hands
+  frames over by reference; it is what lets a simulation run ten times faster
+  (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Literal
@@ -33,6 +30,7 @@ from ecu_sim.ccm import Ccm
 from ecu_sim.clock import VirtualClock
 from ecu_sim.config import Settings
 from ecu_sim.ecu import Ecu
+from ecu_sim.inprocess import DirectTransmitter, InProcessLink
 from ecu_sim.loop import Node, TickLoop
 from ecu_sim.profile import Profile, RoleCodec
 from ecu_sim.runner import load_profile, make_ccm, make_ecu, max_ticks
@@ -43,123 +41,6 @@ _channels = itertools.count()
 
 #: "virtual": python-can's virtual interface (copies every frame); "direct": InProcessBus
 Link = Literal["virtual", "direct"]
-
-
-#: every attribute of a python-can 4 Message; _Frame below sets exactly these
-_MESSAGE_SLOTS = frozenset({
-    "timestamp", "arbitration_id", "is_extended_id", "is_remote_frame", "is_error_frame", "channel",
-    "dlc", "data", "is_fd", "is_rx", "bitrate_switch", "error_state_indicator",
-})
-
-
-class _Frame(can.Message):
-    """A can.Message built without the general constructor's keyword handling: 40 % cheaper.
-
-    Only used when python-can's Message has exactly the slots set here (checked at import), so a
-    future python-can with another field falls back to the ordinary constructor.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, arbitration_id: int, data: bytes, is_extended_id: bool) -> None:
-        self.timestamp = 0.0
-        self.arbitration_id = arbitration_id
-        self.is_extended_id = is_extended_id
-        self.is_remote_frame = False
-        self.is_error_frame = False
-        self.channel = None
-        self.is_fd = False
-        self.is_rx = True
-        self.bitrate_switch = False
-        self.error_state_indicator = False
-        self.data = bytearray(data)
-        self.dlc = len(data)
-
-
-def _plain_frame(arbitration_id: int, data: bytes, is_extended_id: bool) -> can.Message:
-    return can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=is_extended_id,
-                       check=False)
-
-
-_new_frame: Callable[[int, bytes, bool], can.Message] = (
-    _Frame if set(can.Message.__slots__) - {"__weakref__"} == _MESSAGE_SLOTS else _plain_frame)
-
-
-class DirectTransmitter(Transmitter):
-    """The user-space transmitter for an :class:`InProcessBus`: the same port, a cheaper frame."""
-
-    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool) -> None:
-        super().__init__(port, arbitration_id, is_extended_id)
-        self._send = port.send
-        self._frame_id = arbitration_id
-        self._extended = is_extended_id
-
-    def send(self, data: bytes) -> None:
-        self._send(_new_frame(self._frame_id, data, self._extended))
-
-
-class InProcessLink:
-    """A private CAN segment inside one process: what one member sends, every other one receives.
-
-    Frames carry the virtual time of their sending as timestamp, so a tap that records them
-    (a python-can Logger on a port) writes simulated time, not the wall clock.
-    """
-
-    def __init__(self, clock: VirtualClock, channel: str) -> None:
-        self.clock = clock
-        self.channel = channel
-        self.members: list[InProcessBus] = []
-
-    def bus(self) -> InProcessBus:
-        return InProcessBus(self)
-
-    def _rewire(self) -> None:
-        for member in self.members:
-            member._peers = [other._queue for other in self.members if other is not member]
-
-
-class InProcessBus(can.BusABC):
-    """One member of an :class:`InProcessLink`: frames by reference, no copy, no lock, no wait.
-
-    ``recv`` never blocks: in virtual time everything due has been sent before the loop drains,
-    so waiting could only ever return nothing. Receive filters are honoured as on any bus.
-    """
-
-    def __init__(self, link: InProcessLink) -> None:
-        self._link = link
-        self._queue: deque[can.Message] = deque()
-        self._peers: list[deque[can.Message]] = []
-        self._now = link.clock.now
-        self.channel_info = f"in-process link {link.channel}"
-        super().__init__(channel=link.channel)
-        link.members.append(self)
-        link._rewire()
-
-    def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        msg.timestamp = self._now()
-        for queue in self._peers:
-            queue.append(msg)
-
-    def recv(self, timeout: float | None = None) -> can.Message | None:
-        queue = self._queue
-        if self._filters is None:
-            return queue.popleft() if queue else None
-        while queue:
-            msg = queue.popleft()
-            if self._matches_filters(msg):
-                return msg
-        return None
-
-    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
-        return self.recv(0.0), True
-
-    def shutdown(self) -> None:
-        link = self._link
-        if self in link.members:
-            link.members.remove(self)
-            link._rewire()
-        self._queue.clear()
-        super().shutdown()
 
 
 class ConstantPedal:

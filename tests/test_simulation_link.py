@@ -11,7 +11,8 @@ import pytest
 from ecu_sim import simulation
 from ecu_sim.clock import VirtualClock
 from ecu_sim.config import RunSettings, Settings
-from ecu_sim.simulation import Driver, InProcessLink
+from ecu_sim.inprocess import InProcessLink
+from ecu_sim.simulation import Driver
 
 
 def csv_of(driver: Driver, link: simulation.Link, **run: object) -> str:
