@@ -99,10 +99,14 @@ class Recording:
                         self.at = (name, number)
                         yield msg
             except READ_ERRORS as exc:
+                kind = type(exc)
+                reason = (kind.__name__ if kind.__module__ == "builtins"
+                          else f"{kind.__module__}.{kind.__name__}")
+                part = "" if name == self.path else f" (part of the recording {self.path})"
                 raise ConfigError(
-                    f"{name}: frame {number + 1} of the recording {self.path} cannot be read "
-                    f"({type(exc).__name__}: {exc}); the file is damaged or not in the format its "
-                    f"suffix says, so there is nothing to replay: record the run again") from None
+                    f"{name}{part}: frame {number + 1} cannot be read ({reason}: {exc}); the file "
+                    f"is damaged or not in the format its suffix says, so there is nothing to "
+                    f"replay: record the run again") from None
 
 
 def load(path: str) -> Recording:

@@ -185,3 +185,106 @@ def test_a_run_ended_by_its_duration_leaves_a_complete_recording(tmp_path: Path,
     assert result.returncode == 0, result.stderr
     replayed = run_cli("replay", str(log))
     assert replayed.returncode == 0 and "replayed 20 ticks (2.0 s)" in replayed.stdout
+
+
+# -- the log must be the one its tick journal was written with -----------------------------------
+
+def recorded_run(path: Path, udp_port: int) -> list[str]:
+    """A real run on udp_multicast, where every sent frame comes back as a received echo."""
+    result = run_cli(*udp_args(udp_port), "--record", str(path), "--duration", "1")
+    assert result.returncode == 0, result.stderr
+    return path.read_text().splitlines()
+
+
+def sent_line(path: Path, tick: int) -> int:
+    """The index in the .log at ``path`` of the first frame the journal says ``tick`` sent."""
+    ticks = [line.split() for line in Path(f"{path}.ticks").read_text().splitlines()[1:]
+             if not line.startswith(("part ", "end "))]
+    assert int(ticks[tick][1]) >= 1
+    return sum(int(rx) + int(tx) for rx, tx, *_ in ticks[:tick]) + int(ticks[tick][0])
+
+
+def test_a_sent_frame_deleted_from_the_log_fails_at_its_tick(tmp_path: Path, udp_port: int) -> None:
+    log = tmp_path / "ecu.log"
+    lines = recorded_run(log, udp_port)
+    index = sent_line(log, 2)
+    assert lines[index].endswith(" T") and lines[index + 1].endswith(" R")  # its echo follows
+    del lines[index]
+    log.write_text("\n".join(lines) + "\n")
+    result = run_cli("replay", str(log))
+    assert result.returncode == 1, result.stdout
+    assert "does not fit its tick journal at tick 2 (t = 0.2 s)" in result.stderr
+    assert "a sent frame is missing from the log or marked received" in result.stderr
+
+
+def test_a_sent_frame_marked_received_fails_at_its_tick(tmp_path: Path, udp_port: int) -> None:
+    log = tmp_path / "ecu.log"
+    lines = recorded_run(log, udp_port)
+    index = sent_line(log, 3)
+    lines[index] = lines[index][:-1] + "R"
+    log.write_text("\n".join(lines) + "\n")
+    result = run_cli("replay", str(log))
+    assert result.returncode == 1, result.stdout
+    assert "does not fit its tick journal at tick 3 (t = 0.3 s)" in result.stderr
+    assert "is marked received where a sent one belongs" in result.stderr
+
+
+def test_a_received_frame_marked_sent_fails_at_its_tick(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    log = tmp_path / "ecu.log"
+    lines = log.read_text().splitlines()
+    index = sent_line(log, 6) - 1  # the last frame received before tick 6
+    assert lines[index].endswith(" R")
+    lines[index] = lines[index][:-1] + "T"
+    log.write_text("\n".join(lines) + "\n")
+    result = run_cli("replay", str(log))
+    assert result.returncode == 1, result.stdout
+    assert "at tick 6 (t = 0.6 s)" in result.stderr and "is marked sent where a received" in result.stderr
+
+
+def test_a_log_cut_short_of_its_journal_fails_at_the_first_tick_it_lacks(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    log = tmp_path / "ecu.log"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:sent_line(log, 40)]) + "\n")  # tick 40's sent frame and on lost
+    result = run_cli("replay", str(log))
+    assert result.returncode == 1, result.stdout
+    assert "at tick 40 (t = 4.0 s): the log ends before the tick's frames" in result.stderr
+    assert "the 40 frames before it are identical" in result.stderr
+
+
+def test_frames_left_after_the_journals_last_tick_fail(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    log = tmp_path / "ecu.log"
+    lines = log.read_text().splitlines()
+    assert (tmp_path / "ecu.log.ticks").read_text().splitlines()[-1] == "end 0"
+    lines.append(lines[-2])  # one more received frame
+    assert lines[-1].endswith(" R")
+    log.write_text("\n".join(lines) + "\n")
+    result = run_cli("replay", str(log))
+    assert result.returncode == 1, result.stdout
+    assert "at tick 60 (t = 6.0 s): the log has frames left after the journal's last tick" in result.stderr
+
+
+def test_a_damaged_blf_file_is_not_a_recording_and_names_the_file(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.blf")
+    blf = tmp_path / "ecu.blf"
+    data = bytearray(blf.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the compressed frames
+    blf.write_bytes(bytes(data))
+    result = run_cli("replay", str(blf))
+    assert result.returncode == 2, result.stderr
+    assert re.search(rf"error: {re.escape(str(blf))}: frame \d+ cannot be read", result.stderr), result.stderr
+    assert "record the run again" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_bad_hex_byte_in_a_log_is_not_a_recording_and_names_the_frame(tmp_path: Path) -> None:
+    record(tmp_path / "ecu.log")
+    log = tmp_path / "ecu.log"
+    lines = log.read_text().splitlines()
+    lines[10] = re.sub(r"#(\w\w)", "#G1", lines[10], count=1)
+    log.write_text("\n".join(lines) + "\n")
+    result = run_cli("replay", str(log))
+    assert result.returncode == 2, result.stderr
+    assert f"{log}: frame 11 cannot be read (ValueError" in result.stderr
+    assert "Traceback" not in result.stderr
