@@ -13,7 +13,9 @@ from __future__ import annotations
 import enum
 import errno
 import importlib
+import os
 import re
+import socket
 import struct
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -34,6 +36,15 @@ _CAN_DEVICE_STATS_FIELDS = ("bus_error", "error_warning", "error_passive", "bus_
                             "restarts")
 
 _NAME_RE = re.compile(r"^[^\s/:]{1,15}$")
+
+#: ISO 11898-1: the nominal (arbitration) bit rate of a CAN bus is at most 1 Mbit/s.
+MAX_BITRATE = 1_000_000
+#: IFLA_CAN_RESTART_MS is a u32 in milliseconds.
+MAX_RESTART_MS = 0xFFFFFFFF
+#: the kernel's CAN_CALC_MAX_ERROR: a bit rate the clock misses by more than 5.0 % is refused (EDOM)
+_MAX_BITRATE_ERROR_PERMILLE = 50
+#: the ctrlmode names ecu_sim can set, as pyroute2 spells them, and as ``ecu-sim link`` spells them
+_CTRLMODE_OPTIONS = {"berr_reporting": "--berr-reporting", "listenonly": "--listen-only"}
 
 
 class LinkError(ConfigError):
@@ -82,6 +93,19 @@ class DeviceStats:
 
 
 @dataclass(frozen=True)
+class BittimingConst:
+    """struct can_bittiming_const: the limits the kernel computes a bit timing within."""
+
+    tseg1_min: int
+    tseg1_max: int
+    tseg2_min: int
+    tseg2_max: int
+    brp_min: int
+    brp_max: int
+    brp_inc: int
+
+
+@dataclass(frozen=True)
 class LinkState:
     """What a CAN interface looks like right now.
 
@@ -106,6 +130,12 @@ class LinkState:
     tx_error_counter: int | None = None
     rx_error_counter: int | None = None
     stats: DeviceStats | None = None
+    #: what the driver can do, for checking a setting before the link is taken down; ``None``: not reported
+    clock_hz: int | None = None
+    bittiming_const: BittimingConst | None = None
+    bitrate_const: tuple[int, ...] | None = None
+    bitrate_max: int | None = None
+    supported_ctrlmodes: frozenset[str] | None = None
 
     @property
     def is_controller(self) -> bool:
@@ -174,10 +204,15 @@ def translate_error(exc: BaseException, name: str, action: str) -> LinkError | N
         return LinkUnsupportedError(
             f"cannot {action} {name}: the driver does not support this setting "
             "(vcan has no bit timing; listen-only and bus-error reporting depend on the controller)")
+    if code == errno.EBUSY and action == "restart":
+        return LinkError(f"cannot restart {name}: the controller is not bus-off")
     if code == errno.EBUSY:
         return LinkError(f"cannot {action} {name}: the interface is busy (up); "
                          f"bring it down with `sudo ip link set {name} down` and retry")
     if code == errno.EINVAL:
+        if action == "restart":
+            return LinkError(f"cannot restart {name}: the kernel restarts only an up controller with "
+                             f"restart-ms 0 (`ecu-sim link {name} --show` shows both)")
         if action == "up":
             return LinkError(f"cannot bring {name} up: the controller has no bit timing yet; "
                              f"set one with `sudo ecu-sim link {name} --bitrate 250000`")
@@ -271,6 +306,23 @@ def _device_stats(xstats: Any) -> DeviceStats | None:
     return DeviceStats(**dict(zip(_CAN_DEVICE_STATS_FIELDS, values, strict=True)))
 
 
+def _bittiming_const(value: Any) -> BittimingConst | None:
+    fields = {name: _field(value, name) for name in BittimingConst.__dataclass_fields__}
+    if any(not isinstance(number, int) for number in fields.values()):
+        return None
+    return BittimingConst(**fields)
+
+
+def _supported_ctrlmodes(ext: Any) -> frozenset[str] | None:
+    """IFLA_CAN_CTRLMODE_EXT/IFLA_CAN_CTRLMODE_SUPPORTED (Linux 5.19+), decoded by pyroute2 as yes/no."""
+    if ext is None or not hasattr(ext, "get_attr"):
+        return None
+    supported = ext.get_attr("IFLA_CAN_CTRLMODE_SUPPORTED")
+    if supported is None or not hasattr(supported, "items"):
+        return None
+    return frozenset(key for key, value in supported.items() if value == "yes")
+
+
 def parse_link(message: Any) -> LinkState:
     """Build a :class:`LinkState` from a pyroute2 ifinfmsg as returned by ``IPRoute.link("get")``.
 
@@ -297,6 +349,9 @@ def parse_link(message: Any) -> LinkState:
     tx_errors = _field(berr, "txerr")
     rx_errors = _field(berr, "rxerr")
     restart_ms = data.get_attr("IFLA_CAN_RESTART_MS")
+    clock = data.get_attr("IFLA_CAN_CLOCK")
+    bitrate_const = data.get_attr("IFLA_CAN_BITRATE_CONST")
+    bitrate_max = data.get_attr("IFLA_CAN_BITRATE_MAX")
     return LinkState(
         name=state.name, index=state.index, kind=kind, up=state.up, operstate=state.operstate,
         mtu=state.mtu,
@@ -310,6 +365,11 @@ def parse_link(message: Any) -> LinkState:
         tx_error_counter=int(tx_errors) if tx_errors is not None else None,
         rx_error_counter=int(rx_errors) if rx_errors is not None else None,
         stats=_device_stats(linkinfo.get_attr("IFLA_INFO_XSTATS")),
+        clock_hz=int(clock) if clock else None,
+        bittiming_const=_bittiming_const(data.get_attr("IFLA_CAN_BITTIMING_CONST")),
+        bitrate_const=tuple(int(rate) for rate in bitrate_const) if bitrate_const else None,
+        bitrate_max=int(bitrate_max) if bitrate_max else None,
+        supported_ctrlmodes=_supported_ctrlmodes(data.get_attr("IFLA_CAN_CTRLMODE_EXT")),
     )
 
 
@@ -351,6 +411,66 @@ def ensure_vcan(name: str) -> list[str]:
     return changes
 
 
+def check_settings(bitrate: int | None = None, restart_ms: int | None = None) -> None:
+    """Refuse values no controller accepts, before any netlink request (and without pyroute2)."""
+    if bitrate is not None and not 0 < bitrate <= MAX_BITRATE:
+        raise LinkError(f"bitrate must be a positive number of bit/s up to {MAX_BITRATE} (CAN's limit; "
+                        f"J1939: 250000 or 500000), not {bitrate}")
+    if restart_ms is not None and not 0 <= restart_ms <= MAX_RESTART_MS:
+        raise LinkError("restart-ms must be 0 (no automatic restart) or a delay in ms "
+                        f"(at most {MAX_RESTART_MS}), not {restart_ms}")
+
+
+def closest_bitrate(clock_hz: int, bitrate: int, btc: BittimingConst) -> int | None:
+    """The bit rate the kernel would settle on for ``bitrate``, or ``None`` when no prescaler fits.
+
+    The search of can_calc_bittiming() (drivers/net/can/dev/calc_bittiming.c), without the sample
+    point, which only chooses between equally good rates: every time-quantum count the controller
+    allows, its prescaler rounded as the kernel rounds it.
+    """
+    best: int | None = None
+    brp_inc = max(btc.brp_inc, 1)
+    for tseg in range((btc.tseg1_max + btc.tseg2_max) * 2 + 1, (btc.tseg1_min + btc.tseg2_min) * 2 - 1, -1):
+        tsegall = 1 + tseg // 2  # CAN_SYNC_SEG + tseg1 + tseg2
+        brp = clock_hz // (tsegall * bitrate) + tseg % 2
+        brp = (brp // brp_inc) * brp_inc
+        if brp < btc.brp_min or brp > btc.brp_max or brp == 0:
+            continue
+        reached = clock_hz // (brp * tsegall)
+        if best is None or abs(bitrate - reached) < abs(bitrate - best):
+            best = reached
+    return best
+
+
+def _check_against_controller(state: LinkState, bitrate: int | None, berr_reporting: bool | None,
+                              listen_only: bool | None) -> None:
+    """What the kernel would refuse only after the link is down (EDOM, EINVAL, EOPNOTSUPP), refused now.
+
+    Checked only against limits the driver reports; a driver that reports none is left to the kernel.
+    """
+    name = state.name
+    if bitrate is not None and bitrate != state.bitrate:
+        if state.bitrate_max is not None and bitrate > state.bitrate_max:
+            raise LinkError(f"cannot configure {name}: its transceiver allows at most {state.bitrate_max} "
+                            f"bit/s, not {bitrate}")
+        if state.bittiming_const is not None and state.clock_hz:
+            reached = closest_bitrate(state.clock_hz, bitrate, state.bittiming_const)
+            if reached is None or abs(bitrate - reached) * 1000 // bitrate > _MAX_BITRATE_ERROR_PERMILLE:
+                closest = f"; the closest it reaches is {reached} bit/s" if reached else ""
+                raise LinkError(f"cannot configure {name}: its {state.clock_hz} Hz clock cannot produce "
+                                f"{bitrate} bit/s within the kernel's 5% tolerance{closest}; use a standard "
+                                "rate (J1939: 250000 or 500000)")
+        elif state.bitrate_const and bitrate not in state.bitrate_const:
+            raise LinkError(f"cannot configure {name}: its driver supports only the bit rates "
+                            f"{', '.join(map(str, state.bitrate_const))}, not {bitrate}")
+    if state.supported_ctrlmodes is not None:
+        for mode, wanted in (("berr_reporting", berr_reporting), ("listenonly", listen_only)):
+            if wanted and mode not in state.supported_ctrlmodes:
+                raise LinkUnsupportedError(f"cannot configure {name}: its controller does not support "
+                                           f"{_CTRLMODE_OPTIONS[mode]} (supported modes: "
+                                           f"{', '.join(sorted(state.supported_ctrlmodes)) or 'none'})")
+
+
 def configure(name: str, bitrate: int | None = None, restart_ms: int | None = None,
               berr_reporting: bool | None = None, listen_only: bool | None = None) -> list[str]:
     """Apply controller settings and leave the link up; returns what changed (empty: nothing to do).
@@ -358,12 +478,12 @@ def configure(name: str, bitrate: int | None = None, restart_ms: int | None = No
     The kernel refuses bit timing, restart delay and control modes on a running controller
     (EBUSY), so when something differs the link is taken down, changed in one request and brought
     back up.  Nothing is touched when the controller already has these settings and is up, so a
-    systemd ExecStartPre can run this on every start without bouncing a working bus.
+    systemd ExecStartPre can run this on every start without bouncing a working bus.  Values the
+    kernel would refuse are refused before the link goes down, as far as the driver reports its
+    limits (clock and bit-timing limits, fixed bit rates, supported control modes): a mistake in
+    LINK_ARGS must not take a working bus down on every start attempt.
     """
-    if bitrate is not None and bitrate <= 0:
-        raise LinkError(f"bitrate must be a positive number of bit/s, not {bitrate}")
-    if restart_ms is not None and restart_ms < 0:
-        raise LinkError(f"restart-ms must be 0 (no automatic restart) or a delay in ms, not {restart_ms}")
+    check_settings(bitrate, restart_ms)
     changes: list[str] = []
     with _netlink(name, "configure") as ipr:
         message = _get_message(ipr, name)
@@ -380,6 +500,7 @@ def configure(name: str, bitrate: int | None = None, restart_ms: int | None = No
                 ipr.link("set", index=state.index, state="up")
                 changes.append("brought up")
             return changes
+        _check_against_controller(state, bitrate, berr_reporting, listen_only)
         request: dict[str, Any] = {}
         ctrlmode: dict[str, str] = {}
         if bitrate is not None and bitrate != state.bitrate:
@@ -416,6 +537,92 @@ def configure(name: str, bitrate: int | None = None, restart_ms: int | None = No
             if not state.up:
                 changes.append("brought up")
     return changes
+
+
+def restart(name: str) -> list[str]:
+    """Restart a controller that is bus-off, as ``ip link set NAME type can restart`` does.
+
+    With restart-ms 0 a controller stays bus-off until someone restarts it; this is that someone.
+    Returns what was done: empty when the controller is not bus-off (nothing to restart), so it is
+    safe in LINK_ARGS.  The kernel allows a manual restart only of an up controller with restart-ms
+    0 that is bus-off; the first two are refused here with advice, before any request.
+    """
+    with _netlink(name, "restart") as ipr:
+        message = _get_message(ipr, name)
+        if message is None:
+            raise LinkNotFoundError(_missing_hint(name))
+        state = parse_link(message)
+        if not state.is_controller:
+            raise LinkUnsupportedError(f"{name} is a {state.kind or 'non-CAN'} interface, not a CAN "
+                                       "controller: it has no bus-off state to restart from")
+        if not state.up:
+            raise LinkError(f"{name} is down, so there is no bus-off to restart from; bringing it up "
+                            f"(`sudo ip link set {name} up`) starts the controller afresh")
+        if state.controller_state is not ControllerState.BUS_OFF:
+            return []
+        if state.restart_ms:
+            raise LinkError(f"{name} restarts itself {state.restart_ms} ms after a bus-off (restart-ms "
+                            f"{state.restart_ms}) and the kernel refuses a manual restart then; if it "
+                            "stays bus-off the bus itself is at fault (wiring, termination, bit rate)")
+        try:
+            _restart_request(state.index)
+        except OSError as exc:
+            if exc.errno == errno.EBUSY:  # it left bus-off between our look and the request
+                return []
+            raise
+    return ["restarted after bus-off"]
+
+
+# rtnetlink constants (linux/netlink.h, linux/rtnetlink.h, linux/if_link.h, linux/can/netlink.h)
+_NLMSGHDR = struct.Struct("=IHHII")
+_IFINFOMSG = struct.Struct("=BxHiII")
+_NLMSG_ERROR = 2
+_RTM_NEWLINK = 16
+_NLM_F_REQUEST = 0x1
+_NLM_F_ACK = 0x4
+_IFLA_LINKINFO = 18
+_IFLA_INFO_KIND = 1
+_IFLA_INFO_DATA = 2
+_IFLA_CAN_RESTART = 7
+
+
+def _nla(kind: int, payload: bytes) -> bytes:
+    length = 4 + len(payload)
+    return struct.pack("=HH", length, kind) + payload + b"\0" * (-length % 4)
+
+
+def restart_message(index: int, seq: int = 1) -> bytes:
+    """RTM_NEWLINK with IFLA_CAN_RESTART = 1 (u32), byte for byte what iproute2 sends for ``restart``.
+
+    Built here rather than by pyroute2, which encodes IFLA_CAN_RESTART as a zero-length flag; the
+    kernel's policy wants a u32 and refuses the short attribute (ERANGE) before restarting anything.
+    """
+    data = _nla(_IFLA_CAN_RESTART, struct.pack("=I", 1))
+    linkinfo = _nla(_IFLA_INFO_KIND, b"can\0") + _nla(_IFLA_INFO_DATA, data)
+    body = _IFINFOMSG.pack(socket.AF_UNSPEC, 0, index, 0, 0) + _nla(_IFLA_LINKINFO, linkinfo)
+    header = _NLMSGHDR.pack(_NLMSGHDR.size + len(body), _RTM_NEWLINK, _NLM_F_REQUEST | _NLM_F_ACK, seq, 0)
+    return header + body
+
+
+def _restart_request(index: int) -> None:
+    """Send :func:`restart_message` and wait for the kernel's answer; a refusal raises OSError(errno)."""
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as sock:
+        sock.settimeout(5.0)
+        sock.bind((0, 0))
+        sock.send(restart_message(index))
+        while True:
+            reply = sock.recv(65536)
+            offset = 0
+            while offset + _NLMSGHDR.size <= len(reply):
+                length, kind, _flags, seq, _pid = _NLMSGHDR.unpack_from(reply, offset)
+                if kind == _NLMSG_ERROR and seq == 1:
+                    (code,) = struct.unpack_from("=i", reply, offset + _NLMSGHDR.size)
+                    if code:
+                        raise OSError(-code, os.strerror(-code))
+                    return
+                if length < _NLMSGHDR.size:
+                    break
+                offset += (length + 3) & ~3
 
 
 def _try_up(ipr: Any, index: int) -> None:

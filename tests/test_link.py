@@ -60,6 +60,14 @@ def recorded(name: str) -> Any:
     return message
 
 
+def ctrlmode_bits(supported: dict[str, str]) -> int:
+    """IFLA_CAN_CTRLMODE_SUPPORTED from pyroute2's names ("listenonly": "yes", ...)."""
+    from pyroute2.netlink.rtnl.ifinfmsg.plugins.can import CAN_CTRLMODE_NAMES
+
+    return sum(value for mode, value in CAN_CTRLMODE_NAMES.items()
+               if supported.get(mode[len("CAN_CTRLMODE_"):].lower()) == "yes")
+
+
 def build(name: str = "can0", index: int = 3, kind: str | None = "can", up: bool = True,
           can: list[tuple[str, Any]] | None = None, xstats: bytes | None = None) -> Any:
     """An ifinfmsg as the kernel would send it: encoded by pyroute2, then decoded from the bytes."""
@@ -224,6 +232,11 @@ class FakeLink:
     bitrate: int = 0
     restart_ms: int = 0
     ctrlmode: dict[str, str] = field(default_factory=dict)
+    bus_off: bool = False
+    #: what the driver reports of itself (None: not reported, as by older kernels)
+    clock: int | None = None
+    bittiming_const: dict[str, Any] | None = None
+    supported: dict[str, str] | None = None
 
 
 class FakeIPRoute:
@@ -255,6 +268,15 @@ class FakeIPRoute:
                        ("IFLA_CAN_STATE", 0 if item.up else 4), ("IFLA_CAN_RESTART_MS", item.restart_ms),
                        ("IFLA_CAN_CTRLMODE", dict(item.ctrlmode)),
                        ("IFLA_CAN_BERR_COUNTER", {"txerr": 0, "rxerr": 0})]
+                if item.up and item.bus_off:
+                    can[1] = ("IFLA_CAN_STATE", 3)
+                if item.clock is not None:
+                    can.append(("IFLA_CAN_CLOCK", item.clock))
+                if item.bittiming_const is not None:
+                    can.append(("IFLA_CAN_BITTIMING_CONST", item.bittiming_const))
+                if item.supported is not None:
+                    can.append(("IFLA_CAN_CTRLMODE_EXT", {"attrs": [("IFLA_CAN_CTRLMODE_SUPPORTED",
+                                                                     ctrlmode_bits(item.supported))]}))
             return [build(item.name, item.index, item.kind, item.up, can)]
         self.requests.append((command, kwargs))
         if command in self.fail:
@@ -277,6 +299,16 @@ class FakeIPRoute:
                 item.ctrlmode.update(kwargs.get("can_ctrlmode", {}))
         return []
 
+    def restart(self, index: int) -> None:
+        """IFLA_CAN_RESTART as drivers/net/can/dev/netlink.c and can_restart_now() answer it."""
+        self.requests.append(("restart", {"index": index}))
+        item = self._by_index(index)
+        if not item.up or item.restart_ms:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        if not item.bus_off:
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        item.bus_off = False
+
     def changes(self) -> list[tuple[str, dict[str, Any]]]:
         return [(command, kwargs) for command, kwargs in self.requests if command != "get"]
 
@@ -285,6 +317,7 @@ class FakeIPRoute:
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeIPRoute]:
     ipr = FakeIPRoute()
     monkeypatch.setattr(link, "_pyroute2", lambda: SimpleNamespace(IPRoute=lambda: ipr))
+    monkeypatch.setattr(link, "_restart_request", ipr.restart)
     yield ipr
 
 
@@ -392,12 +425,133 @@ def test_a_refused_bit_rate_leaves_a_running_bus_up(fake: FakeIPRoute) -> None:
     assert link.link_state("can0").up
 
 
-@pytest.mark.parametrize(("bitrate", "restart_ms", "text"), [(0, None, "positive"), (None, -1, "restart-ms")])
+@pytest.mark.parametrize(("bitrate", "restart_ms", "text"), [
+    (0, None, "positive"), (-250000, None, "positive"), (2_000_000, None, "up to 1000000"),
+    (None, -1, "restart-ms"), (None, 2**32, "restart-ms"),
+])
 def test_impossible_settings_are_refused_before_netlink(fake: FakeIPRoute, bitrate: int | None,
                                                         restart_ms: int | None, text: str) -> None:
     with pytest.raises(link.LinkError, match=text):
         link.configure("can0", bitrate=bitrate, restart_ms=restart_ms)
     assert fake.requests == []
+
+
+SJA1000 = {"name": "sja1000", "tseg1_min": 1, "tseg1_max": 16, "tseg2_min": 1, "tseg2_max": 8,
+           "sjw_max": 4, "brp_min": 1, "brp_max": 64, "brp_inc": 1}
+SJA1000_MODES = {"loopback": "yes", "listenonly": "yes", "berr_reporting": "yes", "one_shot": "yes"}
+
+
+def test_the_recorded_controller_reports_its_limits() -> None:
+    state = link.parse_link(recorded("can0_configured"))
+    assert state.clock_hz == 8_000_000
+    assert state.bittiming_const == link.BittimingConst(1, 16, 1, 8, 1, 64, 1)
+    assert state.supported_ctrlmodes is not None
+    assert {"listenonly", "berr_reporting"} <= state.supported_ctrlmodes
+    assert "fd" not in state.supported_ctrlmodes
+
+
+@pytest.mark.parametrize(("bitrate", "reached"), [(250000, 250000), (500000, 500000), (1000000, 1000000),
+                                                  (125000, 125000), (7, None)])
+def test_closest_bitrate_follows_the_kernels_search(bitrate: int, reached: int | None) -> None:
+    assert link.closest_bitrate(8_000_000, bitrate, link.BittimingConst(1, 16, 1, 8, 1, 64, 1)) == reached
+
+
+@pytest.mark.parametrize(("settings", "text"), [
+    ({"bitrate": 7}, "8000000 Hz clock cannot produce 7 bit/s"),
+    ({"bitrate": 950000}, "5% tolerance; the closest it reaches is 1000000 bit/s"),
+    ({"listen_only": True}, "does not support --listen-only"),
+    ({"bitrate": 250000, "berr_reporting": True}, "does not support --berr-reporting"),
+])
+def test_what_the_controller_cannot_do_is_refused_without_taking_the_bus_down(
+        fake: FakeIPRoute, settings: dict[str, Any], text: str) -> None:
+    """A bad LINK_ARGS runs on every start attempt: it must not bounce a working bus each time."""
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=500000, clock=8_000_000,
+                                  bittiming_const=SJA1000, supported={"loopback": "yes", "one_shot": "yes"})
+    with pytest.raises(link.LinkError, match=text):
+        link.configure("can0", **settings)
+    assert fake.changes() == []
+    assert link.link_state("can0").up
+
+
+def test_settings_within_the_controllers_limits_are_applied(fake: FakeIPRoute) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=500000, clock=8_000_000,
+                                  bittiming_const=SJA1000, supported=SJA1000_MODES)
+    assert link.configure("can0", bitrate=250000, listen_only=True, berr_reporting=False) == [
+        "bitrate 500000 -> 250000", "listen-only on"]
+
+
+def test_switching_an_unsupported_mode_off_is_not_refused(fake: FakeIPRoute) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=250000, supported={})
+    assert link.configure("can0", listen_only=False, berr_reporting=False) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# Restart from bus-off
+
+
+def test_restart_brings_a_bus_off_controller_back(fake: FakeIPRoute) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=250000, restart_ms=0, bus_off=True)
+    assert link.link_state("can0").controller_state is ControllerState.BUS_OFF
+    assert link.restart("can0") == ["restarted after bus-off"]
+    assert fake.changes() == [("restart", {"index": 3})]
+    assert link.link_state("can0").controller_state is ControllerState.ERROR_ACTIVE
+
+
+def test_restart_of_a_controller_that_is_not_bus_off_does_nothing(fake: FakeIPRoute) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=250000)
+    assert link.restart("can0") == []
+    assert fake.changes() == []
+
+
+def test_restart_that_loses_the_race_with_recovery_is_not_an_error(fake: FakeIPRoute,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=250000, bus_off=True)
+
+    def recovered_meanwhile(index: int) -> None:
+        fake.links["can0"].bus_off = False
+        fake.restart(index)
+
+    monkeypatch.setattr(link, "_restart_request", recovered_meanwhile)
+    assert link.restart("can0") == []
+
+
+@pytest.mark.parametrize(("item", "error", "text"), [
+    (FakeLink("can0", 3, "can", up=True, bitrate=250000, restart_ms=100, bus_off=True), link.LinkError,
+     "restarts itself 100 ms after a bus-off"),
+    (FakeLink("can0", 3, "can", up=False, bitrate=250000), link.LinkError, "can0 is down"),
+    (FakeLink("can0", 3, "vcan", up=True), link.LinkUnsupportedError, "no bus-off state"),
+])
+def test_restart_refuses_what_the_kernel_would_with_advice(fake: FakeIPRoute, item: FakeLink,
+                                                           error: type[Exception], text: str) -> None:
+    fake.links["can0"] = item
+    with pytest.raises(error, match=text):
+        link.restart("can0")
+    assert fake.changes() == []
+
+
+def test_a_kernel_refusal_of_the_restart_is_explained(fake: FakeIPRoute,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=250000, bus_off=True)
+
+    def refuse(index: int) -> None:
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(link, "_restart_request", refuse)
+    with pytest.raises(link.LinkError, match="restarts only an up controller with restart-ms 0"):
+        link.restart("can0")
+
+
+def test_the_restart_request_is_what_iproute2_sends() -> None:
+    """IFLA_CAN_RESTART must be a u32 (the kernel's policy); pyroute2 would send a zero-length flag."""
+    message = link.restart_message(7, seq=1)
+    decoded = ifinfmsg(message)
+    decoded.decode()
+    assert decoded["header"]["type"] == 16 and decoded["header"]["flags"] == 0x1 | 0x4  # RTM_NEWLINK, ACK
+    assert decoded["header"]["length"] == len(message) and decoded["index"] == 7
+    linkinfo = decoded.get_attr("IFLA_LINKINFO")
+    assert linkinfo.get_attr("IFLA_INFO_KIND") == "can"
+    # IFLA_INFO_DATA { IFLA_CAN_RESTART (7), length 8, u32 1 }, the last 8 bytes of the message
+    assert message[-8:] == struct.pack("=HHI", 8, 7, 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -434,3 +588,33 @@ def test_cli_on_off_switches_reject_other_words(capsys: pytest.CaptureFixture[st
         main(["link", "can0", "--listen-only", "maybe"])
     assert exit_info.value.code == 2
     assert "expected on or off, not 'maybe'" in capsys.readouterr().err
+
+
+def test_cli_restart(fake: FakeIPRoute, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=250000, bus_off=True)
+    assert main(["link", "can0", "--restart"]) == 0
+    assert capsys.readouterr().out == "can0: restarted after bus-off\n"
+    assert main(["link", "can0", "--restart", "--show"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("can0: unchanged (not bus-off)\ncan0\n")
+    assert "controller state: ERROR_ACTIVE" in out
+
+
+def test_cli_restart_of_an_auto_restarting_controller_exits_2(fake: FakeIPRoute,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    fake.links["can0"] = FakeLink("can0", 3, "can", up=True, bitrate=250000, restart_ms=100, bus_off=True)
+    assert main(["link", "can0", "--restart"]) == 2
+    assert "restarts itself 100 ms after a bus-off" in capsys.readouterr().err
+
+
+def test_cli_help_documents_restart(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["link", "--help"])
+    out = capsys.readouterr().out
+    assert "--restart " in out and "bus-off" in out and "type can restart" in out
+
+
+def test_cli_refuses_a_bad_bitrate_before_creating_anything(fake: FakeIPRoute,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["link", "vcan0", "--create", "--bitrate", "0"]) == 2
+    assert fake.requests == []

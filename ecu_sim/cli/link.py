@@ -4,10 +4,14 @@ Examples:
   sudo ecu-sim link vcan0 --create
   sudo ecu-sim link can0 --bitrate 250000 --restart-ms 100 --berr-reporting on
   ecu-sim link can0 --show
+  sudo ecu-sim link can0 --restart
 
 Changes are made only where the interface differs, so running the same command twice does
 nothing the second time.  A controller is taken down to change it and brought up afterwards.
-Without --create or a setting, the interface is shown (as with --show).
+--restart brings a controller back from bus-off (as `ip link set can0 type can restart` does);
+it is needed only with --restart-ms 0, where the kernel leaves a bus-off controller off until
+someone restarts it, and does nothing when the controller is not bus-off.
+Without --create, --restart or a setting, the interface is shown (as with --show).
 """
 
 from __future__ import annotations
@@ -34,11 +38,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     controller = parser.add_argument_group("CAN controller (real hardware only)")
     controller.add_argument("--bitrate", type=int, metavar="N", help="bit rate in bit/s (J1939: 250000)")
     controller.add_argument("--restart-ms", type=int, metavar="MS",
-                            help="restart automatically MS ms after bus-off (0: stay off until restarted)")
+                            help="restart automatically MS ms after bus-off (0: stay off until --restart)")
     controller.add_argument("--berr-reporting", type=_on_off, metavar="on|off",
                             help="report every bus error as an error frame")
     controller.add_argument("--listen-only", type=_on_off, metavar="on|off",
                             help="never transmit, not even ACKs (to watch a live bus safely)")
+    controller.add_argument("--restart", action="store_true",
+                            help="restart the controller if it is bus-off (needed with --restart-ms 0, "
+                                 "where it stays off otherwise); does nothing when it is not bus-off")
     parser.add_argument("--show", action="store_true",
                         help="print the controller state and error counters (also after a change)")
 
@@ -46,12 +53,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     name: str = args.name
     settings = (args.bitrate, args.restart_ms, args.berr_reporting, args.listen_only)
-    changing = args.create or any(value is not None for value in settings)
+    changing = args.create or args.restart or any(value is not None for value in settings)
+    if any(value is not None for value in settings) or args.restart:
+        link.check_settings(args.bitrate, args.restart_ms)  # before --create changes anything
     if args.create:
         _report(name, link.ensure_vcan(name))
     if any(value is not None for value in settings):
         _report(name, link.configure(name, bitrate=args.bitrate, restart_ms=args.restart_ms,
                                      berr_reporting=args.berr_reporting, listen_only=args.listen_only))
+    if args.restart:
+        restarted = link.restart(name)
+        print(f"{name}: {', '.join(restarted)}" if restarted else f"{name}: unchanged (not bus-off)")
     if args.show or not changing:
         print(link.format_state(link.link_state(name)))
     return 0
