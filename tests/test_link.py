@@ -261,7 +261,7 @@ class FakeIPRoute:
             item = self.links.get(kwargs["ifname"])
             if item is None:
                 raise NetlinkError(errno.ENODEV, "No such device")
-            can = None
+            can: list[tuple[str, Any]] | None = None
             if item.kind == "can":
                 bittiming = {"bitrate": item.bitrate, "sample_point": 875 if item.bitrate else 0}
                 can = [("IFLA_CAN_BITTIMING", bittiming),
