@@ -2,7 +2,10 @@
 
 Waiting is the clock's job, not the loop's: a real clock sleeps until the deadline (or receives
 frames while it waits), while a virtual clock only jumps to the deadline; the loop drains what is
-queued at every tick. Nothing else in the package reads the time.
+queued at every tick. The nodes' logic reads time only through a Clock, so it runs the same in
+virtual time. Outside it the time is read for plumbing only: the bus port's reconnect backoff
+and the kernel-timed transmitter (``time.monotonic``, ecu_sim.bus and ecu_sim.transmit), the
+wall-clock timestamps of a recording (ecu_sim.recording), and ``simulate``'s speed report.
 """
 
 from __future__ import annotations
@@ -29,9 +32,12 @@ class MonotonicClock:
 
     Two ways to wait for a deadline, both on the same absolute grid:
 
-    - ``receive_while_waiting=False`` (the default): sleep to the deadline (``clock_nanosleep``
-      on an absolute time) and leave the frames that arrive meanwhile queued for the tick's
-      drain: one wake-up per tick on a quiet bus instead of one per frame. The loop switches to
+    - ``receive_while_waiting=False`` (the default): sleep to the deadline and leave the frames
+      that arrive meanwhile queued for the tick's drain: one wake-up per tick on a quiet bus
+      instead of one per frame. The sleep is relative: ``time.sleep`` of the time remaining to
+      the deadline, read from ``time.monotonic`` just before. Deadlines stay on the grid (each
+      is computed from the start, not from the last wake-up), so a late wake-up never carries
+      over; a preemption between reading the clock and sleeping delays that one wake-up. The loop switches to
       receiving frame by frame (``receive_until``) while the bus is busy.
     - ``True``: always block in the bus receive and handle every frame the moment it arrives.
 
@@ -61,7 +67,7 @@ class MonotonicClock:
         return time.thread_time()
 
     def sleep_until(self, deadline: float) -> None:
-        """Sleep, receiving nothing, until ``deadline``."""
+        """Sleep, receiving nothing, until ``deadline``: ``time.sleep`` of the time remaining."""
         remaining = deadline - time.monotonic()
         if remaining > 0.0:
             time.sleep(remaining)

@@ -1,9 +1,12 @@
 """Longitudinal dynamics of a Class 6 box truck, advanced one fixed tick at a time.
 
-The model is pure: the same parameters, state, APP and grade sequence always give the same speeds, because
-the caller passes the loop's fixed period as ``dt_s`` rather than a measured wall-clock interval (the old
-testbed's results depended on timing jitter). Equations and defaults follow the road-load method of SAE
-J1263/J2263 and 40 CFR 1066, as written down in ``shared/reference/truck-model.md``::
+The model is referentially transparent: its results depend only on the arguments, so the same parameters,
+state, APP and grade sequence always give the same speeds, because the caller passes the loop's fixed
+period as ``dt_s`` rather than a measured wall-clock interval (the old testbed's results depended on
+timing jitter). It is not free of state in the strict sense: module-level caches (``_last``,
+``_last_grade``) memoise constants derived from the parameters and the grade, which never changes a
+result, only saves recomputing it. Equations and defaults follow the road-load method of SAE J1263/J2263
+and 40 CFR 1066, as written down in ``shared/reference/truck-model.md``::
 
     J dv/dt = F_t - F_ss - F_g
     F_t  = min((APP/100) * P / v, mu * m * g)       tractive force, power-limited, traction-limited near 0

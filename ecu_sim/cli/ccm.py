@@ -15,7 +15,7 @@ from ecu_sim.cli import common
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     bus.add_arguments(parser)
-    common.add_common(parser)
+    common.add_common(parser, sources=("speed",))
     common.add_ccm_options(parser)
     common.timeout_options(parser, "speed")
     common.add_fault_and_record_options(parser)

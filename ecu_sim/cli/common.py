@@ -9,7 +9,13 @@ from ecu_sim import config
 from ecu_sim.config import Settings, add_option, source_address
 
 
-def add_common(parser: argparse.ArgumentParser) -> None:
+def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app", "speed"),
+               tx_mode: bool = True) -> None:
+    """The shared options; ``sources`` are the inputs the command's nodes filter by source address
+    (the ECU: app, the CCM: speed, a simulation both), ``tx_mode`` only for a real bus.
+
+    An option a command lacks still works as a configuration-file key (e.g. ``[run] tx_mode``).
+    """
     parser.add_argument("--config", metavar="FILE",
                         help="INI file with [bus] [profile] [truck] [controller] [run] sections")
     group = parser.add_argument_group("message profile")
@@ -21,18 +27,21 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                help="wheel-based speed signal (default: the signal with SPN 84)")
     add_option(group, "--app-signal", key="profile.app_signal", metavar="MESSAGE.SIGNAL",
                help="accelerator pedal signal (default: the signal with SPN 91)")
-    add_option(group, "--app-source", key="profile.app_source", type=source_address, metavar="SA",
-               help="accept APP only from this J1939 source address (default: any)")
-    add_option(group, "--speed-source", key="profile.speed_source", type=source_address, metavar="SA",
-               help="accept speed only from this J1939 source address (default: any)")
+    if "app" in sources:
+        add_option(group, "--app-source", key="profile.app_source", type=source_address, metavar="SA",
+                   help="accept APP only from this J1939 source address (default: any)")
+    if "speed" in sources:
+        add_option(group, "--speed-source", key="profile.speed_source", type=source_address,
+                   metavar="SA", help="accept speed only from this J1939 source address (default: any)")
     run = parser.add_argument_group("run")
     add_option(run, "--duration", key="run.duration_s", type=float, metavar="S",
                help="stop after S seconds (default: run until SIGINT/SIGTERM)")
     add_option(run, "--period", key="run.period_s", type=float, metavar="S",
                help="loop period in seconds (default 0.1, i.e. 10 Hz)")
-    add_option(run, "--tx-mode", key="run.tx_mode", choices=("auto", "kernel", "user"),
-               help="who times the transmissions: auto (default) = the kernel's broadcast manager on "
-                    "SocketCAN, this process elsewhere")
+    if tx_mode:
+        add_option(run, "--tx-mode", key="run.tx_mode", choices=("auto", "kernel", "user"),
+                   help="who times the transmissions: auto (default) = the kernel's broadcast "
+                        "manager on SocketCAN, this process elsewhere")
     add_option(run, "--log-level", key="run.log_level", choices=("debug", "info", "warning", "error"),
                help="default info: one status line a second")
 
@@ -52,8 +61,14 @@ def add_ccm_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("cruise control")
     add_option(group, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",
                help="cruise set speed (default 90 km/h)")
-    add_option(group, "--kp", key="controller.kp", type=float, help="proportional gain, %% APP per km/h")
-    add_option(group, "--ki", key="controller.ki", type=float,
+    add_gains(group)
+
+
+def add_gains(group: argparse._ActionsContainer) -> None:
+    """``--kp`` and ``--ki``, the PI controller's gains."""
+    add_option(group, "--kp", key="controller.kp", type=float, metavar="GAIN",
+               help="proportional gain, %% APP per km/h")
+    add_option(group, "--ki", key="controller.ki", type=float, metavar="GAIN",
                help="integral gain, %% APP per km/h and second")
 
 

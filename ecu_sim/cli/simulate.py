@@ -23,15 +23,14 @@ log = logging.getLogger("ecu_sim")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    common.add_common(parser)
+    common.add_common(parser, tx_mode=False)  # no real bus: frames are handed over in process
     common.add_ecu_options(parser)
     driver = parser.add_argument_group("driver (one of)").add_mutually_exclusive_group()
     add_option(driver, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",
                help="close the loop with the cruise control module (the default, 90 km/h)")
     driver.add_argument("--app", type=float, metavar="PCT", help="hold the pedal at a constant APP")
     driver.add_argument("--no-ccm", action="store_true", help="no pedal at all: a coastdown")
-    add_option(parser, "--kp", key="controller.kp", type=float, help="proportional gain of the CCM")
-    add_option(parser, "--ki", key="controller.ki", type=float, help="integral gain of the CCM")
+    common.add_gains(parser.add_argument_group("cruise control gains (with --set-speed)"))
     parser.add_argument("--out", metavar="FILE.csv",
                         help="write t_s,speed_kph,app_pct,grade_pct,distance_m, one row per tick "
                              "('-' for stdout)")
