@@ -309,6 +309,8 @@ class Port:
         self.controller_state = ControllerState.ERROR_ACTIVE
         #: listeners (e.g. a python-can Logger) shown every frame received and every frame sent
         self.taps: list[can.Listener] = []
+        #: called with every echo of our own frames (the kernel-timed transmitter's phase lock)
+        self.echo_listeners: list[Callable[[can.Message], None]] = []
         #: bumped on every reconnect, so transmitters know to set up again
         self.generation = 0
         self._reopen = reopen
@@ -370,6 +372,8 @@ class Port:
                 self._count_error_frame(msg)
             elif msg.arbitration_id in own_ids:
                 counters.echo += 1
+                for listener in self.echo_listeners:
+                    listener(msg)
             else:
                 counters.rx += 1
                 return msg
@@ -454,81 +458,3 @@ class Port:
         if self.bus is not None:
             self.bus.shutdown()
             self.bus = None
-
-
-class Transmitter:
-    """Sends one message of the node each tick, from user space (works on every interface)."""
-
-    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool) -> None:
-        self._port = port
-        self._arbitration_id = arbitration_id
-        self._is_extended_id = is_extended_id
-
-    def _message(self, data: bytes) -> can.Message:
-        return can.Message(arbitration_id=self._arbitration_id, data=data,
-                           is_extended_id=self._is_extended_id, check=False)
-
-    def send(self, data: bytes) -> None:
-        self._port.send(self._message(data))
-
-
-class KernelTransmitter(Transmitter):
-    """Lets the kernel's broadcast manager (SocketCAN BCM) send the frame every period.
-
-    The on-wire period then does not depend on Python's scheduling. Each tick replaces the
-    payload (``modify_data``, an atomic swap in the kernel), so a frame always carries one whole
-    tick's value. Phase: the kernel's timer is started ``phase_s`` after a tick's deadline, so
-    each tick's update, done within a few milliseconds of its deadline, is in place before the
-    kernel's next send; every frame carries the newest completed tick, in order, with a fixed
-    ``phase_s`` of extra latency. A tick later than ``phase_s`` repeats the previous value once.
-    After a reconnect the timer is set up again with fresh data; it never replays old frames.
-    """
-
-    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool,
-                 period_s: float, phase_s: float) -> None:
-        super().__init__(port, arbitration_id, is_extended_id)
-        self._period_s = period_s
-        self._phase_s = phase_s
-        self._task: can.ModifiableCyclicTaskABC | None = None
-        self._generation = -1
-
-    def send(self, data: bytes) -> None:
-        port = self._port
-        if port.bus is None:
-            port.counters.tx_dropped += 1
-            return
-        msg = self._message(data)
-        try:
-            if self._task is None or self._generation != port.generation:
-                self._start(port.bus, msg)
-            else:
-                self._task.modify_data(msg)
-        except (can.CanOperationError, OSError) as exc:
-            self._task = None
-            port._send_failed(exc)
-            return
-        port.counters.tx += 1
-        for tap in port.taps:
-            tap.on_message_received(msg)
-
-    def _start(self, bus: can.BusABC, msg: can.Message) -> None:
-        time.sleep(self._phase_s)  # once per connection: sets the kernel timer's phase to the ticks
-        task = bus.send_periodic(msg, self._period_s)
-        if not isinstance(task, can.ModifiableCyclicTaskABC):
-            raise BusUnavailableError("this bus cannot modify periodic frames; use --tx-mode user")
-        self._task = task
-        self._generation = self._port.generation
-
-
-def make_transmitter(port: Port, arbitration_id: int, is_extended_id: bool, period_s: float,
-                     mode: str) -> Transmitter:
-    """``auto`` uses the kernel's broadcast manager on SocketCAN and user space elsewhere."""
-    kernel = mode == "kernel" or (mode == "auto" and getattr(port.bus, "channel_info", "")
-                                  .startswith("socketcan"))
-    if kernel:
-        return KernelTransmitter(port, arbitration_id, is_extended_id, period_s, KERNEL_PHASE * period_s)
-    return Transmitter(port, arbitration_id, is_extended_id)
-
-
-#: Fraction of the period by which the kernel's sends follow the ticks' deadlines.
-KERNEL_PHASE = 0.25

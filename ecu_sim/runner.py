@@ -15,7 +15,7 @@ from typing import Literal
 
 from ecu_sim import bus as canbus
 from ecu_sim import faults
-from ecu_sim.bus import Port, Transmitter, make_transmitter
+from ecu_sim.bus import Port
 from ecu_sim.ccm import Ccm
 from ecu_sim.clock import Clock, MonotonicClock
 from ecu_sim.config import Settings
@@ -25,6 +25,7 @@ from ecu_sim.profile import Profile, RoleCodec
 from ecu_sim.recording import Recorder, header
 from ecu_sim.route import GradeSchedule
 from ecu_sim.service import Notifier
+from ecu_sim.transmit import KernelTransmitter, Transmitter, make_transmitter
 
 log = logging.getLogger("ecu_sim")
 
@@ -110,6 +111,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
                            else make_ccm(clock, port, profile, settings))
         attach_faults(node, kind, profile, schedule, settings.run.period_s)
         loop = TickLoop(clock, settings.run.period_s, [node])
+        if isinstance(node.transmitter, KernelTransmitter):
+            node.transmitter.follow(lambda: loop.deadline)
         notifier = Notifier()
         _report_status(loop, node, notifier, settings.run.status_interval_s)
         recorder = start_recording(kind, node, settings, profile, route, schedule)
@@ -131,6 +134,15 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
 # -- fault injection and recording (issue 6) ----------------------------------------------------
 
 
+#: faults that leave a period without a frame
+WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
+
+
+def _frame_identity(kind: NodeKind, profile: Profile) -> tuple[int, bool]:
+    role = output_codec(kind, profile)
+    return role.frame_id, role.is_extended_id
+
+
 def output_codec(kind: NodeKind, profile: Profile) -> RoleCodec:
     """The role a node sends: speed for the ECU, APP for the CCM."""
     return profile.speed if kind == "ecu" else profile.app
@@ -138,9 +150,19 @@ def output_codec(kind: NodeKind, profile: Profile) -> RoleCodec:
 
 def attach_faults(node: Ecu | Ccm, kind: NodeKind, profile: Profile, schedule: faults.FaultSchedule,
                   period_s: float) -> None:
-    """Put the fault injector between the node and its transmitter; nothing when there are none."""
+    """Put the fault injector between the node and its transmitter; nothing when there are none.
+
+    A fault that withholds frames (drop, silent, delay before its first value) cannot be done by
+    skipping an update of the kernel's timer: the kernel would repeat the previous frame. Such a
+    node sends from the loop instead, and says so.
+    """
     if not schedule.faults:
         return
+    withholding = sorted({f.kind for f in schedule.faults} & WITHHOLDING_FAULTS)
+    if withholding and isinstance(node.transmitter, KernelTransmitter):
+        node.transmitter = Transmitter(node.port, *_frame_identity(kind, profile))
+        log.info("%s: frames are sent from the loop, not timed by the kernel, because %s "
+                 "must withhold frames", kind.upper(), " and ".join(withholding))
     node.faults = faults.FaultInjector(node.transmitter, output_codec(kind, profile), schedule,
                                        period_s, kind.upper())
     log.info("%s: injecting faults %s (seed %d)", kind.upper(), faults.describe(schedule.faults),

@@ -296,12 +296,3 @@ def test_a_lost_bus_shows_dropped_frames_then_the_reconnect() -> None:
     finally:
         replacement.shutdown()
 
-
-def test_the_kernel_transmitter_is_chosen_on_socketcan_only() -> None:
-    virtual = can.Bus(interface="virtual", channel="test-tx-mode")
-    try:
-        port = bus.Port(virtual, own_ids=[])
-        assert type(bus.make_transmitter(port, 1, True, 0.1, "auto")) is bus.Transmitter
-        assert isinstance(bus.make_transmitter(port, 1, True, 0.1, "kernel"), bus.KernelTransmitter)
-    finally:
-        virtual.shutdown()
