@@ -5,6 +5,7 @@
 #
 #   --enable IFACE      enable and (re)start ecu-sim@IFACE (repeatable); writes /etc/ecu-sim/IFACE.env
 #                       if missing: LINK_ARGS=--create for vcan*, else --bitrate/--restart-ms below
+#                       (an IFACE with "-" becomes the instance `systemd-escape IFACE`, e.g. can\x2da)
 #   --ccm               also enable and (re)start ecu-sim-ccm@IFACE on every --enable IFACE
 #   --bitrate N         bit rate written to a new IFACE.env of a real interface (default 250000, J1939)
 #   --restart-ms MS     bus-off auto restart written to a new IFACE.env (default 100)
@@ -86,7 +87,7 @@ done
 [ -n "$units" ] || die "cannot find the unit files (systemd/ecu-sim@.service next to deploy/)"
 [ -f "$here/ecu-sim.ini" ] || die "cannot find the default configuration $here/ecu-sim.ini"
 
-# ---- Debian packages: python3-venv (venv + Debian's pip wheel), python3-systemd (journal, sd_notify)
+# ---- Debian packages (apt-get update first, only when one is missing): python3-venv (venv + Debian's pip wheel), python3-systemd (journal, sd_notify)
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=""
 for pkg in python3-venv python3-systemd iproute2; do
@@ -95,9 +96,13 @@ done
 if [ -n "$missing" ]; then
     [ "$apt" = 1 ] || die "missing Debian packages:$missing (apt-get install$missing)"
     say "installing Debian packages:$missing"
+    # A fresh image has no package lists (or stale ones naming versions the mirror no longer has):
+    # refresh them first, only on this path, so an installed system never waits for the network.
+    DEBIAN_FRONTEND=noninteractive apt-get update -q \
+        || die "apt-get update failed (network or /etc/apt/sources.list?); install$missing by hand"
     # shellcheck disable=SC2086
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing \
-        || die "apt-get failed; run 'apt-get update' first or install$missing by hand"
+        || die "apt-get install failed; install$missing by hand"
 fi
 want=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 case $want in 3.1[1-9]|3.[2-9][0-9]) ;; *) die "Python 3.11 or newer is needed (this is $want)" ;; esac
@@ -106,6 +111,7 @@ case $want in 3.1[1-9]|3.[2-9][0-9]) ;; *) die "Python 3.11 or newer is needed (
 # Without pip of its own: Debian's pip wheel (python3-pip-whl, pulled in by python3-venv) runs pip
 # for it, which spares unpacking and byte-compiling pip and setuptools into the venv (the better
 # part of a minute on a BeagleBone).
+# shellcheck disable=SC2012  # Debian's wheel file names: no spaces or newlines
 pipwhl=$(ls /usr/share/python-wheels/pip-*.whl 2>/dev/null | sort -V | tail -n1)
 have=$(sed -n 's/^version = \([0-9]*\.[0-9]*\).*/\1/p' "$VENV/pyvenv.cfg" 2>/dev/null || true)
 if [ "$have" != "$want" ] || [ ! -x "$VENV/bin/python" ] \
@@ -139,6 +145,7 @@ print(hashlib.sha256(w.read(next(n for n in w.namelist() if n.endswith(".dist-in
 stampfile=$VENV/.ecu-sim-wheel
 changed=0
 if [ "$(cat "$stampfile" 2>/dev/null)" != "$record" ]; then
+    # shellcheck disable=SC2012  # dist-info names made by pip: no spaces or newlines
     installed_version=$(ls -d "$VENV"/lib/python3*/site-packages/ecu_sim-*.dist-info 2>/dev/null \
         | sed -n 's/.*ecu_sim-\(.*\)\.dist-info$/\1/p' | head -n1)
     if [ -n "$installed_version" ] && [ "$installed_version" = "$(basename "$wheel" | cut -d- -f2)" ]; then
@@ -199,8 +206,10 @@ fi
 [ "$changed_units" = 0 ] || systemctl daemon-reload
 services=""
 for iface in $ifaces; do
-    services="$services ecu-sim@$iface.service"
-    [ "$ccm" = 0 ] || services="$services ecu-sim-ccm@$iface.service"
+    # the instance is the escaped name ("-" becomes \x2d), which the units turn back with %I
+    instance=$(systemd-escape "$iface")
+    services="$services ecu-sim@$instance.service"
+    [ "$ccm" = 0 ] || services="$services ecu-sim-ccm@$instance.service"
 done
 for s in $services; do
     if ! systemctl is-enabled --quiet "$s" 2>/dev/null; then
@@ -223,4 +232,5 @@ if [ "$start" = 1 ] && [ -n "$services" ]; then
     systemctl start $services || die "starting failed; see: journalctl -b -u 'ecu-sim*'"
     say "running:$services"
 fi
+# shellcheck disable=SC2012  # as above
 say "done: ecu-sim $(ls -d "$VENV"/lib/python3*/site-packages/ecu_sim-*.dist-info | sed -n 's/.*ecu_sim-\(.*\)\.dist-info$/\1/p')"

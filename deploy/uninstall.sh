@@ -4,7 +4,9 @@
 #
 #   sudo sh deploy/uninstall.sh [--purge]
 #
-#   --purge   also delete the configuration in /etc/ecu-sim (kept by default, like apt remove)
+#   --purge   also delete the configuration in /etc/ecu-sim and the drop-ins of the units and of
+#             every instance in /etc/systemd/system/ecu-sim*@*.service.d (kept by default, like
+#             apt remove)
 #
 # Interfaces created by the services (vcan*) are left alone; `ip link del vcan0` removes one.
 set -eu
@@ -28,11 +30,16 @@ if [ -d /run/systemd/system ]; then
     if [ -n "$instances" ]; then
         # shellcheck disable=SC2086
         systemctl disable --now --quiet $instances || true
+        # shellcheck disable=SC2086  # one word per instance
         echo "uninstall.sh: stopped and disabled:" $instances
     fi
 fi
 rm -f /etc/systemd/system/ecu-sim@.service /etc/systemd/system/ecu-sim-ccm@.service
-rm -rf /etc/systemd/system/ecu-sim@.service.d /etc/systemd/system/ecu-sim-ccm@.service.d
+# Drop-ins are the administrator's configuration (`systemctl edit`), like /etc/ecu-sim: kept unless
+# --purge, for the template (ecu-sim@.service.d) and every instance (ecu-sim@can1.service.d) alike,
+# so a reinstall picks them up again.
+dropins=$(find /etc/systemd/system -maxdepth 1 -type d \
+    \( -name 'ecu-sim@*.service.d' -o -name 'ecu-sim-ccm@*.service.d' \) 2>/dev/null | sort)
 [ ! -d /run/systemd/system ] || { systemctl daemon-reload; systemctl reset-failed 'ecu-sim*' 2>/dev/null || true; }
 if [ "$(readlink /usr/local/bin/ecu-sim 2>/dev/null)" = /opt/ecu-sim/venv/bin/ecu-sim ]; then
     rm -f /usr/local/bin/ecu-sim
@@ -40,7 +47,11 @@ fi
 rm -rf /opt/ecu-sim
 if [ "$purge" = 1 ]; then
     rm -rf /etc/ecu-sim
-    echo "uninstall.sh: removed, configuration purged"
+    # shellcheck disable=SC2086  # one path per line, none with spaces (unit names have none)
+    [ -z "$dropins" ] || rm -rf $dropins
+    echo "uninstall.sh: removed, configuration purged${dropins:+ (with the drop-ins)}"
 else
+    # shellcheck disable=SC2086  # one word per directory
+    [ -z "$dropins" ] || echo "uninstall.sh: kept the drop-ins:" $dropins
     echo "uninstall.sh: removed; configuration kept in /etc/ecu-sim (--purge deletes it)"
 fi
