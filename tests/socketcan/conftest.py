@@ -2,8 +2,11 @@
 
 Everything here talks to the kernel directly (pyroute2 for links, a raw PF_CAN socket for frames)
 and never through ecu_sim, so a bug in the project cannot hide itself from the test that watches
-the bus.  Without PF_CAN (errno 97 on this kind of container) or without root, every test in this
-folder is skipped with a reason instead of failing.
+the bus.  Without PF_CAN (errno 97 on this kind of container), root or pyroute2, every test in this
+folder is skipped with a reason when pytest is run by hand, and fails with that reason when
+ECU_SIM_REQUIRE_VM=1 (scripts/vm-test sets it in the guest): a stage that exists to run these tests
+must not pass by running none of them.  scripts/vm-test also passes the kernel modules it could
+not load in ECU_SIM_VM_MISSING_MODULES, which then fail every test too.
 """
 
 from __future__ import annotations
@@ -39,21 +42,33 @@ CAN_FRAME = struct.Struct("=IB3x8s")
 _TIMESPEC = struct.Struct("@ll")
 
 
+#: set by the test scripts: a missing prerequisite is a failure, not a skip
+REQUIRE_VM = os.environ.get("ECU_SIM_REQUIRE_VM") == "1"
+
+
 def _socketcan_problem() -> str | None:
     """Why the kernel cannot run these tests, or None when it can."""
+    missing_modules = os.environ.get("ECU_SIM_VM_MISSING_MODULES", "").split()
+    if missing_modules:
+        return (f"the VM's kernel could not load {', '.join(missing_modules)} (modprobe failed; see "
+                "guest-notes.log in the results folder): install a kernel with CONFIG_CAN_VCAN, "
+                "CONFIG_CAN_RAW and CONFIG_CAN_BCM (Debian: linux-image-amd64) or pass VM_TEST_KERNEL")
     try:
         sock = socket.socket(socket.PF_CAN, socket.SOCK_RAW, socket.CAN_RAW)
     except (OSError, AttributeError) as exc:
         code = getattr(exc, "errno", None)
         detail = "errno 97, no PF_CAN" if code == errno.EAFNOSUPPORT else str(exc)
-        return f"this kernel has no SocketCAN ({detail}); run scripts/vm-test"
+        return (f"this kernel has no SocketCAN ({detail}); run scripts/vm-test, which boots a kernel "
+                "that has it")
     sock.close()
     if os.geteuid() != 0:
-        return "creating vcan interfaces needs root (CAP_NET_ADMIN); run scripts/vm-test"
+        return ("creating vcan interfaces needs root (CAP_NET_ADMIN); run scripts/vm-test (root in a VM) "
+                "or run pytest as root")
     try:
         import pyroute2  # noqa: F401
     except ImportError:
-        return "pyroute2 is not installed: pip install -e '.[link]'"
+        return ("pyroute2 is not installed in this Python: pip install -e '.[link]' "
+                "(scripts/setup-dev installs it into .venv)")
     return None
 
 
@@ -63,6 +78,9 @@ SOCKETCAN_PROBLEM = _socketcan_problem()
 @pytest.fixture(autouse=True)
 def _require_socketcan() -> None:
     if SOCKETCAN_PROBLEM is not None:
+        if REQUIRE_VM:
+            pytest.fail(f"ECU_SIM_REQUIRE_VM=1 but the SocketCAN tests cannot run: {SOCKETCAN_PROBLEM}",
+                        pytrace=False)
         pytest.skip(SOCKETCAN_PROBLEM)
 
 

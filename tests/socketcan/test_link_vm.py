@@ -7,6 +7,7 @@ only the calls the command line itself must prove are subprocesses; the rest cal
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -207,3 +208,24 @@ def test_controllers_on_one_bus_exchange_frames_and_listen_only_is_applied() -> 
     state = link.link_state(can1)
     assert (state.listen_only, state.up, state.bitrate) == (True, True, 500000)
     assert link.configure(can1, listen_only=False) == ["listen-only off"]
+
+
+@needs_controllers
+def test_the_kernel_takes_the_restart_request_and_answers_for_the_controller_state() -> None:
+    """qemu's SJA1000 cannot be driven bus-off, but the kernel's answer still proves the request.
+
+    A malformed IFLA_CAN_RESTART (pyroute2's zero-length flag) is refused by the netlink policy
+    with ERANGE before anything is looked at; a well-formed one reaches can_restart_now(), which
+    answers EBUSY for an up controller with restart-ms 0 that is not bus-off.  Last in the file:
+    it sets restart-ms 0 on a controller the tests above configured.
+    """
+    can0 = CONTROLLERS[0]
+    link.configure(can0, bitrate=250000, restart_ms=0)
+    state = link.link_state(can0)
+    assert (state.up, state.restart_ms) == (True, 0)
+    assert state.controller_state is link.ControllerState.ERROR_ACTIVE
+    with pytest.raises(OSError) as refused:
+        link._restart_request(state.index)
+    assert refused.value.errno == errno.EBUSY, refused.value
+    assert link.restart(can0) == [], "not bus-off: nothing to restart"
+    assert main(["link", can0, "--restart"]) == 0
