@@ -3,6 +3,10 @@
 Later sources win: built-in defaults < ``--config FILE`` < ``ECU_SIM_<SECTION>_<KEY>`` variables <
 command-line options. Every INI section maps onto one dataclass and every key onto one field, so
 the file format documents itself and an unknown key is an error instead of a silent no-op.
+
+The message profile is loaded here too, once, because some settings only make sense against it:
+the loop period defaults to the DBC's cycle time of the speed message, speeds must lie within the
+speed signal's DBC range, and a source-address filter needs a J1939 parameter group.
 """
 
 from __future__ import annotations
@@ -20,9 +24,15 @@ from typing import Any
 from ecu_sim.controller import PiParams
 from ecu_sim.errors import ConfigError
 from ecu_sim.model import TruckParams
+from ecu_sim.profile import DEFAULT_PERIOD_S, Profile, RoleCodec
 
 ENV_PREFIX = "ECU_SIM_"
 _CLI_PREFIX = "cfg:"
+#: ``section.key`` -> the command-line option that sets it, to name it in messages
+_FLAGS: dict[str, str] = {}
+#: the smallest input timeout, in periods: a shorter one would hold a frame for no tick at all
+_MIN_TIMEOUT_PERIODS = 1.0
+_EPSILON = 1e-9
 
 
 @dataclass(frozen=True)
@@ -41,7 +51,8 @@ class ProfileSettings:
 class RunSettings:
     """How a node runs: its schedule, timeouts and the scenario it starts from."""
 
-    period_s: float = 0.1
+    #: default: the DBC's GenMsgCycleTime of the speed message, else 0.1 s (see ``load``)
+    period_s: float = DEFAULT_PERIOD_S
     app_timeout_s: float | None = None
     speed_timeout_s: float | None = None
     initial_speed_kph: float = 80.0
@@ -66,10 +77,15 @@ class RunSettings:
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 found.append(f"{name} must be > 0 (got {value})")
-        if not 0 <= self.initial_speed_kph <= 250.996:
-            found.append(f"initial_speed_kph must be within 0..250.996 (got {self.initial_speed_kph})")
-        if not 0 <= self.set_speed_kph <= 250:
-            found.append(f"set_speed_kph must be within 0..250 (got {self.set_speed_kph})")
+            elif (name != "duration_s" and value is not None and math.isfinite(self.period_s)
+                  and self.period_s > 0 and value / self.period_s + _EPSILON < _MIN_TIMEOUT_PERIODS):
+                found.append(f"{name} must be at least one period, period_s = {self.period_s:g} s "
+                             f"(the minimum), or every input would count as missing at once "
+                             f"(got {value})")
+        # The speed limits come from the DBC: see _check_against_profile.
+        for name in ("initial_speed_kph", "set_speed_kph"):
+            if not math.isfinite(getattr(self, name)):
+                found.append(f"{name} must be a finite number (got {getattr(self, name)})")
         if self.grade_pct is not None and self.grade_file is not None:
             found.append("grade_pct and grade_file exclude each other: give one")
         if self.tx_mode not in ("auto", "kernel", "user"):
@@ -138,14 +154,22 @@ SECTIONS: dict[str, type[Any]] = {
 
 def add_option(parser: argparse._ActionsContainer, *flags: str, key: str, **kwargs: Any) -> None:
     """A command-line option that overrides ``section.key`` of the configuration when given."""
+    _FLAGS[key] = max(flags, key=len)
     parser.add_argument(*flags, dest=_CLI_PREFIX + key, default=argparse.SUPPRESS, **kwargs)
 
 
 def source_address(text: str) -> int:
-    """A J1939 source address as typed by a person: 38, 0x26."""
-    value = int(text, 0)
+    """A J1939 source address as typed by a person: 38, 0x26.
+
+    ``argparse.ArgumentTypeError`` says why not, so ``--app-source 300`` prints the valid range.
+    """
+    try:
+        value = int(text.strip(), 0)
+    except ValueError:
+        value = -1
     if not 0 <= value <= 253:
-        raise ValueError(f"a source address is 0..253 (got {text})")
+        raise argparse.ArgumentTypeError(
+            f"a J1939 source address is a number 0..253, decimal or 0x hex, e.g. 38 or 0x26 (got {text!r})")
     return value
 
 
@@ -160,11 +184,72 @@ def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> 
         values[section][key] = (f"environment variable {ENV_PREFIX}{section.upper()}_{key.upper()}", raw)
     for dest, value in vars(args).items():
         if dest.startswith(_CLI_PREFIX):
-            section, key = dest[len(_CLI_PREFIX):].split(".", 1)
-            values[section][key] = ("command line", value)
-    parts = {name: _build(cls, name, values[name]) for name, cls in SECTIONS.items()}
+            dotted = dest[len(_CLI_PREFIX):]
+            section, key = dotted.split(".", 1)
+            flag = _FLAGS.get(dotted)
+            values[section][key] = (f"{flag} on the command line" if flag else "command line", value)
+    profile_settings: ProfileSettings = _build(ProfileSettings, "profile", values["profile"])
+    profile = Profile.load(profile_settings.name, profile_settings.dbc,
+                           speed_signal=profile_settings.speed_signal, app_signal=profile_settings.app_signal)
+    if "period_s" not in values["run"]:
+        values["run"]["period_s"] = (_period_origin(profile), profile.period_s)
+    parts = {name: _build(cls, name, values[name]) for name, cls in SECTIONS.items() if name != "profile"}
     bus = {key: str(raw) for key, (_, raw) in values["bus"].items()}
-    return Settings(bus=bus, **parts)
+    settings = Settings(bus=bus, profile=profile_settings, **parts)
+    origins = {f"{section}.{key}": origin for section, given in values.items()
+               for key, (origin, _) in given.items()}
+    _check_against_profile(settings, profile, origins)
+    _check_faults(settings.faults, origins)
+    return settings
+
+
+def _period_origin(profile: Profile) -> str:
+    cycle_ms = profile.speed.message.cycle_time
+    if cycle_ms is not None and cycle_ms > 0:
+        return f"GenMsgCycleTime {cycle_ms} ms of {profile.speed.message_name} in {profile.dbc_path}"
+    return f"the default, {profile.speed.message_name} in {profile.dbc_path} has no GenMsgCycleTime"
+
+
+def _check_against_profile(settings: Settings, profile: Profile, origins: Mapping[str, str]) -> None:
+    """What only the DBC can tell: the speed range and whether a role carries a source address."""
+    found: list[str] = []
+    speed = profile.speed
+    unit = f" {speed.signal.unit}" if speed.signal.unit else ""
+    for key in ("initial_speed_kph", "set_speed_kph"):
+        value = getattr(settings.run, key)
+        if not speed.minimum <= value <= speed.maximum:
+            found.append(
+                f"{key} must be within the DBC range of the speed signal {_signal_text(speed)} in "
+                f"{profile.dbc_path}, {speed.minimum:g}..{speed.maximum:g}{unit} "
+                f"(got {value:g}, {origins.get('run.' + key, 'the default')})")
+    for key, codec in (("app_source", profile.app), ("speed_source", profile.speed)):
+        if getattr(settings.profile, key) is not None and not codec.is_j1939:
+            found.append(
+                f"{key} ({origins.get('profile.' + key, 'given')}) filters by J1939 source address, but "
+                f"the {key.split('_')[0].replace('app', 'APP')} message {codec.message_name} "
+                f"({_ident(codec)}) in {profile.dbc_path} is not a J1939 parameter group: its "
+                f"identifier carries no source address. Remove {key}, or mark the message as a J1939 "
+                'PG in the DBC (BA_ "VFrameFormat" ... 3 or BA_ "ProtocolType" "J1939").')
+    if found:
+        raise ConfigError("; ".join(found))
+
+
+def _signal_text(codec: RoleCodec) -> str:
+    return f"{codec.message_name}.{codec.signal_name}"
+
+
+def _ident(codec: RoleCodec) -> str:
+    return f"ID 0x{codec.frame_id:08X}" if codec.is_extended_id else f"ID 0x{codec.frame_id:03X}"
+
+
+def _check_faults(faults: FaultSettings, origins: Mapping[str, str]) -> None:
+    """Each ``inject`` entry parses; a mistake names the file, variable or option it came from."""
+    from ecu_sim.faults import parse_fault  # imported late: ecu_sim.faults imports this module
+
+    origin = origins.get("faults.inject", "--fault")
+    where = _FLAGS.get("faults.inject", "--fault") if origin.endswith("command line") else origin
+    for text in faults.inject:
+        parse_fault(text, where)
 
 
 def _read_ini(path: str) -> list[tuple[str, str, str]]:
@@ -236,9 +321,12 @@ def _convert(raw: Any, hint: Any, key: str, origin: str) -> Any:
     target = next((t for t in typing.get_args(hint) if t is not type(None)), hint)
     if raw.strip().lower() in ("", "none") and type(None) in typing.get_args(hint):
         return None
-    try:
-        if target is int and key.endswith("_source"):
+    if target is int and key.endswith("_source"):
+        try:
             return source_address(raw)
+        except argparse.ArgumentTypeError as exc:
+            raise ConfigError(f"{key}: {exc} ({origin})") from None
+    try:
         if target is bool:
             return raw.strip().lower() in ("1", "yes", "true", "on")
         return target(raw.strip())

@@ -494,7 +494,11 @@ def _resolve_role(where: str, database: Database, role: str, override: str | Non
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Profile:
-    """A loaded DBC with its two role codecs and the transmit period, ready for the ECU and the CCM."""
+    """A loaded DBC with its two role codecs and the transmit period, ready for the ECU and the CCM.
+
+    ``period_s`` is the speed message's ``GenMsgCycleTime`` (100 ms without one): the default loop
+    period of every node, which ``--period`` or ``[run] period_s`` overrides.
+    """
 
     name: str
     dbc_path: str
@@ -537,13 +541,24 @@ class Profile:
                     "MESSAGE.SIGNAL."
                 ) from exc
 
-        cycle_ms = codecs["speed"].message.cycle_time
+        speed, app = codecs["speed"], codecs["app"]
+        if (speed.frame_id, speed.is_extended_id) == (app.frame_id, app.is_extended_id):
+            ident = f"0x{speed.frame_id:08X}" if speed.is_extended_id else f"0x{speed.frame_id:03X}"
+            raise ConfigError(
+                f"{where}: the speed signal {speed.message_name}.{speed.signal_name} and the APP signal "
+                f"{app.message_name}.{app.signal_name} are both in frame {ident}. The ECU sends speed and "
+                "the CCM sends APP, and each node ignores the frame it sends itself, so they need two "
+                "different messages: choose them with --speed-signal and --app-signal MESSAGE.SIGNAL."
+            )
+        # The DBC's cycle time of the speed message is the loop period unless --period or
+        # [run] period_s says otherwise (ecu_sim.config.load).
+        cycle_ms = speed.message.cycle_time
         period_s = cycle_ms / 1000.0 if cycle_ms is not None and cycle_ms > 0 else DEFAULT_PERIOD_S
         return cls(
             name=profile_name,
             dbc_path=where,
             database=database,
-            speed=codecs["speed"],
-            app=codecs["app"],
+            speed=speed,
+            app=app,
             period_s=period_s,
         )

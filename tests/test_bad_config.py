@@ -108,3 +108,59 @@ def test_replaying_a_file_without_its_tick_journal_exits_2_naming_it(tmp_path: P
     result = run_cli("replay", str(log))
     assert result.returncode == 2
     assert f"{log}.ticks" in result.stderr
+
+
+#: 11-bit identifiers: no J1939 parameter group, so no source address to filter on
+PLAIN_DBC = """VERSION ""
+NS_ :
+BS_:
+BU_: ECU CCM
+BO_ 291 VEH: 8 ECU
+ SG_ Speed : 0|16@1+ (0.01,0) [0|120] "km/h" CCM
+BO_ 292 PEDAL: 8 CCM
+ SG_ Pedal : 0|8@1+ (0.5,0) [0|100] "%" ECU
+"""
+
+
+def test_an_initial_speed_beyond_the_dbc_range_exits_2_naming_option_and_range() -> None:
+    result = run_cli("--initial-speed", "300", "--duration", "0.1")
+    assert result.returncode == 2
+    assert "--initial-speed" in result.stderr and "0..250.996 km/h" in result.stderr
+
+
+def test_an_input_timeout_shorter_than_the_period_exits_2_saying_the_minimum() -> None:
+    result = run_cli("--app-timeout", "0.05", "--period", "0.1", "--duration", "0.1")
+    assert result.returncode == 2
+    assert "app_timeout_s must be at least one period, period_s = 0.1 s" in result.stderr
+    assert "--app-timeout" in result.stderr
+
+
+def test_speed_and_app_in_one_frame_exits_2() -> None:
+    result = run_cli("ccm", "--profile", "j1939", "--app-signal", "CCVS1.CruiseCtrlSetSpeed",
+                     "--duration", "0.1")
+    assert result.returncode == 2
+    assert "both in frame 0x18FEF100" in result.stderr
+
+
+def test_a_source_filter_on_a_plain_can_message_exits_2_naming_option_and_message(tmp_path: Path) -> None:
+    dbc = tmp_path / "plain.dbc"
+    dbc.write_text(PLAIN_DBC)
+    result = run_cli("--dbc", str(dbc), "--speed-signal", "VEH.Speed", "--app-signal", "PEDAL.Pedal",
+                     "--app-source", "0x26", "--duration", "0.1")
+    assert result.returncode == 2
+    assert "--app-source" in result.stderr and "PEDAL" in result.stderr
+    assert "not a J1939 parameter group" in result.stderr
+
+
+def test_a_source_address_out_of_range_exits_2_stating_the_range() -> None:
+    result = run_cli("--app-source", "300", "--duration", "0.1")
+    assert result.returncode == 2
+    assert "--app-source" in result.stderr and "0..253" in result.stderr and "'300'" in result.stderr
+
+
+def test_a_bad_fault_in_the_configuration_file_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+    ini = tmp_path / "faults.ini"
+    ini.write_text("[faults]\ninject = drop=2\n")
+    result = run_cli("--config", str(ini), "--duration", "0.1")
+    assert result.returncode == 2
+    assert f"[faults] inject in {ini} 'drop=2'" in result.stderr and "probability" in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,151 @@ def test_environment_variables_outside_the_config_sections_are_ignored() -> None
 def test_default_input_timeout_is_three_periods() -> None:
     settings = config.load(cli(run__period_s=0.05), environ={})
     assert settings.run.input_timeout_s(settings.run.app_timeout_s) == pytest.approx(0.15)
+
+
+# --- settings checked against the message profile (the DBC) --------------------------------------
+
+#: a plain (non-J1939) DBC: 11-bit identifiers carry no source address; speed 0..120 km/h, 20 ms
+PLAIN_DBC = """VERSION ""
+NS_ :
+BS_:
+BU_: A B
+BO_ 291 VEH: 8 A
+ SG_ Speed : 0|16@1+ (0.01,0) [0|120] "km/h" B
+BO_ 292 PEDAL: 8 B
+ SG_ Pedal : 0|8@1+ (0.5,0) [0|100] "%" A
+BA_DEF_ BO_ "GenMsgCycleTime" INT 0 65535;
+BA_DEF_DEF_ "GenMsgCycleTime" 0;
+BA_ "GenMsgCycleTime" BO_ 291 20;
+"""
+
+
+def plain_dbc(tmp_path: Path, text: str = PLAIN_DBC) -> dict[str, object]:
+    path = tmp_path / "plain.dbc"
+    path.write_text(text)
+    return {"profile__dbc": str(path), "profile__speed_signal": "VEH.Speed",
+            "profile__app_signal": "PEDAL.Pedal"}
+
+
+def test_the_period_defaults_to_the_gen_msg_cycle_time_of_the_speed_message(tmp_path: Path) -> None:
+    settings = config.load(cli(**plain_dbc(tmp_path)), environ={})
+    assert settings.run.period_s == pytest.approx(0.02)
+    assert settings.run.input_timeout_s(settings.run.app_timeout_s) == pytest.approx(0.06)
+
+
+def test_the_period_defaults_to_100_ms_when_the_dbc_gives_no_cycle_time(tmp_path: Path) -> None:
+    no_cycle = PLAIN_DBC.replace('BA_ "GenMsgCycleTime" BO_ 291 20;\n', "")
+    assert config.load(cli(**plain_dbc(tmp_path, no_cycle)), environ={}).run.period_s == 0.1
+
+
+def test_period_option_ini_and_environment_override_the_dbc_cycle_time(tmp_path: Path) -> None:
+    given = plain_dbc(tmp_path)
+    assert config.load(cli(run__period_s=0.05, **given), environ={}).run.period_s == 0.05
+    ini = write_ini(tmp_path, "[run]\nperiod_s = 0.2\n")
+    assert config.load(cli(config=ini, **given), environ={}).run.period_s == 0.2
+    assert config.load(cli(**given), environ={"ECU_SIM_RUN_PERIOD_S": "0.5"}).run.period_s == 0.5
+
+
+@pytest.mark.parametrize("key", ["initial_speed_kph", "set_speed_kph"])
+@pytest.mark.parametrize("value", [-0.5, 251.0, 300.0, float("nan"), float("inf")])
+def test_speeds_outside_the_dbc_speed_range_are_rejected_naming_key_and_range(key: str, value: float) -> None:
+    with pytest.raises(ConfigError) as info:
+        config.load(cli(**{f"run__{key}": value}), environ={})
+    text = str(info.value)
+    assert key in text and "command line" in text
+    if math.isfinite(value):
+        assert "CCVS1.WheelBasedVehicleSpeed" in text and "0..250.996 km/h" in text and "amp.dbc" in text
+
+
+@pytest.mark.parametrize("name", ["amp", "j1939"])
+def test_the_top_of_the_dbc_speed_range_is_accepted(name: str) -> None:
+    given = cli(profile__name=name, run__initial_speed_kph=250.996, run__set_speed_kph=250.996)
+    settings = config.load(given, environ={})
+    assert settings.run.set_speed_kph == 250.996
+
+
+def test_the_speed_range_is_the_loaded_dbc_s_not_a_fixed_one(tmp_path: Path) -> None:
+    given = plain_dbc(tmp_path)
+    assert config.load(cli(run__set_speed_kph=110.0, **given), environ={}).run.set_speed_kph == 110.0
+    ini = write_ini(tmp_path, "[run]\nset_speed_kph = 130\n")
+    with pytest.raises(ConfigError, match=r"set_speed_kph .*VEH\.Speed.*0\.\.120 km/h.*130.*ecu-sim\.ini"):
+        config.load(cli(config=ini, **given), environ={})
+
+
+def test_a_default_speed_outside_the_dbc_range_says_it_is_the_default(tmp_path: Path) -> None:
+    given = plain_dbc(tmp_path, PLAIN_DBC.replace("[0|120]", "[0|60]"))
+    with pytest.raises(ConfigError, match=r"initial_speed_kph .*0\.\.60 km/h \(got 80, the default\)"):
+        config.load(cli(**given), environ={})
+
+
+@pytest.mark.parametrize("key", ["app_timeout_s", "speed_timeout_s"])
+def test_an_input_timeout_below_one_period_is_rejected_saying_the_minimum(tmp_path: Path, key: str) -> None:
+    ini = write_ini(tmp_path, f"[run]\nperiod_s = 0.1\n{key} = 0.05\n")
+    with pytest.raises(ConfigError, match=rf"{key} must be at least one period, period_s = 0\.1 s.*"
+                                          rf"0\.05.*\[run\] {key} in .*ecu-sim\.ini"):
+        config.load(cli(config=ini), environ={})
+
+
+def test_an_input_timeout_of_one_period_is_accepted() -> None:
+    given = cli(run__period_s=0.1, run__app_timeout_s=0.1, run__speed_timeout_s=0.3)
+    settings = config.load(given, environ={})
+    assert (settings.run.app_timeout_s, settings.run.speed_timeout_s) == (0.1, 0.3)
+
+
+def test_an_input_timeout_is_checked_against_the_dbc_period(tmp_path: Path) -> None:
+    # 0.05 s is 2.5 periods of the DBC's 20 ms, but less than one of the 100 ms given explicitly.
+    given = plain_dbc(tmp_path)
+    assert config.load(cli(run__app_timeout_s=0.05, **given), environ={}).run.app_timeout_s == 0.05
+    with pytest.raises(ConfigError, match="app_timeout_s must be at least one period"):
+        config.load(cli(run__app_timeout_s=0.05, run__period_s=0.1, **given), environ={})
+
+
+@pytest.mark.parametrize(("key", "role", "message"),
+                         [("app_source", "APP", "PEDAL"), ("speed_source", "speed", "VEH")])
+def test_a_source_filter_on_a_message_that_is_no_j1939_pg_is_rejected(
+        tmp_path: Path, key: str, role: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        config.load(cli(**{f"profile__{key}": 0x26}, **plain_dbc(tmp_path)), environ={})
+    text = str(info.value)
+    assert f"{key} (" in text and "command line" in text
+    assert f"{role} message {message}" in text and "not a J1939 parameter group" in text
+
+
+def test_a_source_filter_from_the_file_names_the_file(tmp_path: Path) -> None:
+    ini = write_ini(tmp_path, "[profile]\nspeed_source = 0x25\n")
+    with pytest.raises(ConfigError, match=r"speed_source \(\[profile\] speed_source in .*ecu-sim\.ini\)"):
+        config.load(cli(config=ini, **plain_dbc(tmp_path)), environ={})
+
+
+@pytest.mark.parametrize("raw", ["300", "254", "-1", "0x100", "engine"])
+def test_a_source_address_outside_0_to_253_states_the_range_and_the_origin(tmp_path: Path, raw: str) -> None:
+    ini = write_ini(tmp_path, f"[profile]\napp_source = {raw}\n")
+    with pytest.raises(ConfigError, match=rf"app_source: .*0\.\.253.*{raw!r}.*ecu-sim\.ini"):
+        config.load(cli(config=ini), environ={})
+
+
+def test_the_source_address_type_tells_argparse_the_range() -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=r"0\.\.253.*'300'"):
+        config.source_address("300")
+    assert (config.source_address("0"), config.source_address("0xFD")) == (0, 253)
+
+
+def test_a_bad_fault_in_the_file_names_the_file_and_the_key(tmp_path: Path) -> None:
+    ini = write_ini(tmp_path, "[faults]\ninject = drop=0.1\n    drop=2\n")
+    with pytest.raises(ConfigError, match=r"^\[faults\] inject in .*ecu-sim\.ini 'drop=2': .*probability"):
+        config.load(cli(config=ini), environ={})
+
+
+def test_a_bad_fault_in_the_environment_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match=r"^environment variable ECU_SIM_FAULTS_INJECT 'wobble'"):
+        config.load(cli(), environ={"ECU_SIM_FAULTS_INJECT": "wobble"})
+
+
+def test_a_bad_fault_on_the_command_line_names_the_option() -> None:
+    with pytest.raises(ConfigError, match=r"^--fault 'drop=2'"):
+        config.load(cli(faults__inject=["drop=2"]), environ={})
+
+
+def test_speed_and_app_in_one_frame_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigError, match=r"both in frame 0x18FEF100"):
+        config.load(cli(profile__name="j1939", profile__app_signal="CCVS1.CruiseCtrlSetSpeed"), environ={})

@@ -105,37 +105,52 @@ BA_DEF_DEF_ "GenMsgCycleTime" 0;
 # --- profile amp: testbed byte vectors -------------------------------------------------------------
 
 
-#: wire-format.md's testbed vectors, checked in both directions
-AMP_SPEED_VECTORS = [
-    (80.0, "FF FF FF FF FF 00 50 FF"),
-    (15.5, "FF FF FF FF FF 80 0F FF"),
-    (0.0, "FF FF FF FF FF 00 00 FF"),
+#: (profile, km/h sent, the exact payload, the km/h that payload decodes to), checked in both
+#: directions. amp: wire-format.md's testbed vectors, bytes 5..6 little-endian at 1/256 km/h.
+#: j1939: SPN 84 in bytes 1..2 little-endian at 1/256 km/h; every other parameter of CCVS1 is sent
+#: as not available (all ones) and so are the unused bits. 250.996 km/h is the DBC's rounding of
+#: the top valid raw value 0xFAFF = 250.99609375 km/h.
+SPEED_VECTORS = [
+    ("amp", 0.0, "FF FF FF FF FF 00 00 FF", 0.0),
+    ("amp", 15.5, "FF FF FF FF FF 80 0F FF", 15.5),
+    ("amp", 16.0, "FF FF FF FF FF 00 10 FF", 16.0),
+    ("amp", 80.0, "FF FF FF FF FF 00 50 FF", 80.0),
+    ("amp", 250.996, "FF FF FF FF FF FF FA FF", 0xFAFF / 256),
+    ("j1939", 0.0, "FF 00 00 FF FF FF FF FF", 0.0),
+    ("j1939", 15.5, "FF 80 0F FF FF FF FF FF", 15.5),
+    ("j1939", 16.0, "FF 00 10 FF FF FF FF FF", 16.0),
+    ("j1939", 80.0, "FF 00 50 FF FF FF FF FF", 80.0),
+    ("j1939", 250.996, "FF FF FA FF FF FF FF FF", 0xFAFF / 256),
 ]
-AMP_APP_VECTORS = [
-    (0.0, "FF FF FF FF FF FF 7D FF"),
-    (40.0, "FF FF FF FF FF FF A5 FF"),
-    (100.0, "FF FF FF FF FF FF E1 FF"),
+#: amp: byte 6, 1 %/bit, offset -125 % (raw 125 = 0 %). j1939: SPN 91 in byte 1, 0.4 %/bit, offset 0.
+APP_VECTORS = [
+    ("amp", 0.0, "FF FF FF FF FF FF 7D FF"),
+    ("amp", 40.0, "FF FF FF FF FF FF A5 FF"),
+    ("amp", 100.0, "FF FF FF FF FF FF E1 FF"),
+    ("j1939", 0.0, "FF 00 FF FF FF FF FF FF"),
+    ("j1939", 40.0, "FF 64 FF FF FF FF FF FF"),
+    ("j1939", 100.0, "FF FA FF FF FF FF FF FF"),
 ]
 
 
-@pytest.mark.parametrize(("kmh", "payload"), AMP_SPEED_VECTORS)
-def test_amp_speed_encodes_to_the_testbed_bytes(amp: Profile, kmh: float, payload: str) -> None:
-    assert amp.speed.encode(kmh) == hexbytes(payload)
+@pytest.mark.parametrize(("name", "kmh", "payload", "decoded"), SPEED_VECTORS)
+def test_speed_encodes_to_the_exact_bytes(name: str, kmh: float, payload: str, decoded: float) -> None:
+    assert profile_named(name).speed.encode(kmh) == hexbytes(payload)
 
 
-@pytest.mark.parametrize(("kmh", "payload"), AMP_SPEED_VECTORS)
-def test_amp_speed_decodes_the_testbed_bytes(amp: Profile, kmh: float, payload: str) -> None:
-    assert amp.speed.decode(hexbytes(payload)) == kmh
+@pytest.mark.parametrize(("name", "kmh", "payload", "decoded"), SPEED_VECTORS)
+def test_speed_decodes_the_exact_bytes(name: str, kmh: float, payload: str, decoded: float) -> None:
+    assert profile_named(name).speed.decode(hexbytes(payload)) == decoded
 
 
-@pytest.mark.parametrize(("percent", "payload"), AMP_APP_VECTORS)
-def test_amp_app_encodes_to_the_testbed_bytes(amp: Profile, percent: float, payload: str) -> None:
-    assert amp.app.encode(percent) == hexbytes(payload)
+@pytest.mark.parametrize(("name", "percent", "payload"), APP_VECTORS)
+def test_app_encodes_to_the_exact_bytes(name: str, percent: float, payload: str) -> None:
+    assert profile_named(name).app.encode(percent) == hexbytes(payload)
 
 
-@pytest.mark.parametrize(("percent", "payload"), AMP_APP_VECTORS)
-def test_amp_app_decodes_the_testbed_bytes(amp: Profile, percent: float, payload: str) -> None:
-    assert amp.app.decode(hexbytes(payload)) == percent
+@pytest.mark.parametrize(("name", "percent", "payload"), APP_VECTORS)
+def test_app_decodes_the_exact_bytes(name: str, percent: float, payload: str) -> None:
+    assert profile_named(name).app.decode(hexbytes(payload)) == percent
 
 
 def test_amp_uses_the_testbed_identifiers_and_their_j1939_decomposition(amp: Profile) -> None:
@@ -313,12 +328,13 @@ def test_two_bit_field_uses_10_for_error_and_11_for_not_available(tmp_path: Path
         + """
 BO_ 2566844672 CCVS1: 8 A
  SG_ Speed : 8|16@1+ (0.00390625,0) [0|250.996] "km/h" B
- SG_ Switch : 24|2@1+ (1,0) [0|3] "" B
+BO_ 2364539648 EEC2: 8 B
+ SG_ Switch : 24|2@1+ (1,0) [0|3] "" A
 """
         + J1939_ATTRIBUTES
         + 'BA_ "SPN" SG_ 2566844672 Speed 84;\n',
     )
-    p = Profile.load(dbc_path=dbc, app_signal="CCVS1.Switch")
+    p = Profile.load(dbc_path=dbc, app_signal="EEC2.Switch")
     assert [p.app.decode(with_raw(p.app, raw)) for raw in range(4)] == [
         0.0,
         1.0,
@@ -335,11 +351,12 @@ def test_j1939_signal_without_dbc_limits_keeps_to_the_j1939_valid_range(tmp_path
         + """
 BO_ 2566844672 CCVS1: 8 A
  SG_ Speed : 8|16@1+ (0.00390625,0) [0|0] "km/h" B
- SG_ Pedal : 24|8@1+ (1,0) [0|0] "%" B
+BO_ 2364539648 EEC2: 8 B
+ SG_ Pedal : 24|8@1+ (1,0) [0|0] "%" A
 """
         + J1939_ATTRIBUTES,
     )
-    p = Profile.load(dbc_path=dbc, speed_signal="CCVS1.Speed", app_signal="CCVS1.Pedal")
+    p = Profile.load(dbc_path=dbc, speed_signal="CCVS1.Speed", app_signal="EEC2.Pedal")
     assert p.app.decode(with_raw(p.app, 0xFA)) == 250.0
     assert p.app.decode(with_raw(p.app, 0xFB)) is Invalid.OUT_OF_RANGE
     assert p.app.encode(1000.0) == with_raw(p.app, 0xFA)
@@ -448,10 +465,11 @@ def test_period_defaults_to_100_ms_without_gen_msg_cycle_time(tmp_path: Path) ->
         + """
 BO_ 291 VEH: 8 A
  SG_ Speed : 0|16@1+ (0.01,0) [0|300] "km/h" B
- SG_ Pedal : 16|8@1+ (0.5,0) [0|100] "%" B
+BO_ 292 PEDAL: 8 B
+ SG_ Pedal : 16|8@1+ (0.5,0) [0|100] "%" A
 """,
     )
-    p = Profile.load(dbc_path=dbc, speed_signal="VEH.Speed", app_signal="VEH.Pedal")
+    p = Profile.load(dbc_path=dbc, speed_signal="VEH.Speed", app_signal="PEDAL.Pedal")
     assert p.period_s == DEFAULT_PERIOD_S
 
 
@@ -489,10 +507,11 @@ def test_non_j1939_user_messages_match_by_exact_identifier_only(tmp_path: Path) 
         + """
 BO_ 291 VEH: 8 A
  SG_ Speed : 0|16@1+ (0.01,0) [0|300] "km/h" B
- SG_ Pedal : 16|8@1+ (0.5,0) [0|100] "%" B
+BO_ 292 PEDAL: 8 B
+ SG_ Pedal : 16|8@1+ (0.5,0) [0|100] "%" A
 """,
     )
-    p = Profile.load(dbc_path=dbc, speed_signal="VEH.Speed", app_signal="VEH.Pedal")
+    p = Profile.load(dbc_path=dbc, speed_signal="VEH.Speed", app_signal="PEDAL.Pedal")
     assert (p.speed.frame_id, p.speed.is_extended_id) == (0x123, False)
     assert (p.speed.is_j1939, p.speed.pgn) == (False, None)
     assert p.speed.matches(0x123, False)
@@ -526,19 +545,45 @@ def test_database_level_protocol_type_j1939_enables_pgn_matching(tmp_path: Path)
         + """
 BO_ 2566844672 CCVS1: 8 A
  SG_ WBSpeed : 8|16@1+ (0.00390625,0) [0|250.996] "km/h" B
- SG_ Pedal : 24|8@1+ (0.4,0) [0|100] "%" B
+BO_ 2364539648 EEC2: 8 B
+ SG_ Pedal : 8|8@1+ (0.4,0) [0|100] "%" A
 BA_DEF_ "ProtocolType" STRING;
 BA_DEF_DEF_ "ProtocolType" "";
 BA_ "ProtocolType" "J1939";
 """,
     )
-    p = Profile.load(dbc_path=dbc, speed_signal="CCVS1.WBSpeed", app_signal="CCVS1.Pedal")
+    p = Profile.load(dbc_path=dbc, speed_signal="CCVS1.WBSpeed", app_signal="EEC2.Pedal")
     assert p.speed.is_j1939
     assert p.speed.matches(0x0CFEF117, True)
     assert p.speed.decode(with_raw(p.speed, 0xFFFF)) is Invalid.NOT_AVAILABLE
 
 
 # --- configuration errors --------------------------------------------------------------------------
+
+
+def test_speed_and_app_in_the_same_frame_raise_config_error_naming_both_and_the_options() -> None:
+    # The ECU would send CCVS1 with APP "not available" and ignore the CCM's CCVS1 as its own frame.
+    with pytest.raises(ConfigError) as info:
+        Profile.load("j1939", app_signal="CCVS1.CruiseCtrlSetSpeed")
+    text = str(info.value)
+    assert "CCVS1.WheelBasedVehicleSpeed" in text and "CCVS1.CruiseCtrlSetSpeed" in text
+    assert "0x18FEF100" in text and "--speed-signal" in text and "--app-signal" in text
+    assert info.value.exit_status == 2
+
+
+def test_speed_and_app_in_the_same_user_frame_raise_config_error(tmp_path: Path) -> None:
+    dbc = write_dbc(
+        tmp_path,
+        DBC_HEADER
+        + """
+BO_ 291 VEH: 8 A
+ SG_ Speed : 0|16@1+ (0.01,0) [0|300] "km/h" B
+ SG_ Pedal : 16|8@1+ (0.5,0) [0|100] "%" B
+""",
+    )
+    with pytest.raises(ConfigError, match=r"VEH\.Speed.*VEH\.Pedal.*0x123"):
+        Profile.load(dbc_path=dbc, speed_signal="VEH.Speed", app_signal="VEH.Pedal")
+
 
 
 def test_unknown_profile_raises_config_error_listing_the_known_ones() -> None:
