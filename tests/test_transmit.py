@@ -15,9 +15,13 @@ import pytest
 from can.interfaces.socketcan import constants
 from can.interfaces.socketcan.socketcan import BcmMsgHead
 
-from ecu_sim import transmit
+from ecu_sim import faults, runner, transmit
 from ecu_sim.bus import Port
+from ecu_sim.clock import VirtualClock
+from ecu_sim.config import Settings
+from ecu_sim.ecu import Ecu
 from ecu_sim.errors import ConfigError
+from ecu_sim.profile import Profile
 from ecu_sim.transmit import KernelTransmitter, PhaseLock, Transmitter, make_transmitter
 
 PERIOD = 0.1
@@ -277,32 +281,23 @@ def hear(bus: FakeSocketcanBus, sender: KernelTransmitter, frame_id: int, sent_a
 # -- faults that withhold frames ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fault", ["drop=0.5", "silent@1+2", "delay=0.3"])
-def test_a_fault_that_withholds_frames_makes_a_socketcan_node_send_from_user_space(fault: str) -> None:
-    """The kernel repeats the last payload when a tick sends nothing, so it cannot drop a frame."""
-    from ecu_sim import faults, runner
-    from ecu_sim.clock import VirtualClock
-    from ecu_sim.config import Settings
-    from ecu_sim.profile import Profile
-
+def ecu_on_socketcan_with_faults(*specs: str) -> Ecu:
+    """An ECU wired as on SocketCAN (kernel-timed), then given the faults ``specs``."""
     profile = Profile.load("amp")
     port = Port(FakeSocketcanBus(), own_ids=[profile.speed.frame_id])
     ecu = runner.make_ecu(VirtualClock(), port, profile, Settings())
     assert isinstance(ecu.transmitter, KernelTransmitter)
-    schedule = faults.FaultSchedule((faults.parse_fault(fault),), seed=0)
+    schedule = faults.FaultSchedule(tuple(faults.parse_fault(spec) for spec in specs), seed=0)
     runner.attach_faults(ecu, "ecu", profile, schedule, PERIOD)
-    assert type(ecu.transmitter) is Transmitter
+    return ecu
+
+
+@pytest.mark.parametrize("fault", ["drop=0.5", "silent@1+2", "delay=0.3"])
+def test_a_fault_that_withholds_frames_makes_a_socketcan_node_send_from_user_space(fault: str) -> None:
+    """The kernel repeats the last payload when a tick sends nothing, so it cannot drop a frame."""
+    assert type(ecu_on_socketcan_with_faults(fault).transmitter) is Transmitter
 
 
 def test_a_fault_that_only_changes_values_keeps_the_kernel_timer() -> None:
-    from ecu_sim import faults, runner
-    from ecu_sim.clock import VirtualClock
-    from ecu_sim.config import Settings
-    from ecu_sim.profile import Profile
-
-    profile = Profile.load("amp")
-    port = Port(FakeSocketcanBus(), own_ids=[profile.speed.frame_id])
-    ecu = runner.make_ecu(VirtualClock(), port, profile, Settings())
-    schedule = faults.FaultSchedule((faults.parse_fault("offset=3"), faults.parse_fault("freeze@2+1")), seed=0)
-    runner.attach_faults(ecu, "ecu", profile, schedule, PERIOD)
+    ecu = ecu_on_socketcan_with_faults("offset=3", "freeze@2+1")
     assert isinstance(ecu.transmitter, KernelTransmitter)
