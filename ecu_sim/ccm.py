@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from ecu_sim import controller
 from ecu_sim.bus import Port
-from ecu_sim.clock import Clock
 from ecu_sim.controller import PiParams, PiState
 from ecu_sim.node import InputNode
 from ecu_sim.profile import Profile
@@ -21,7 +20,6 @@ class Ccm(InputNode):
 
     def __init__(
         self,
-        clock: Clock,  # not used (a node counts time in ticks); runner.make_ecu/make_ccm still pass it
         port: Port,
         profile: Profile,
         transmitter: Transmitter,

@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 from ecu_sim import model
 from ecu_sim.bus import Port
-from ecu_sim.clock import Clock
 from ecu_sim.model import TruckParams, TruckState
 from ecu_sim.node import InputNode
 from ecu_sim.profile import Profile
@@ -23,7 +22,6 @@ from ecu_sim.transmit import Transmitter
 class Ecu(InputNode):
     def __init__(
         self,
-        clock: Clock,  # not used (a node counts time in ticks); runner.make_ecu/make_ccm still pass it
         port: Port,
         profile: Profile,
         transmitter: Transmitter,

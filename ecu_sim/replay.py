@@ -379,8 +379,8 @@ def replay(path: str, dbc: str | None = None) -> ReplayResult:
     clock = ReplayClock(period, recording.ticks, bus)
     port = Port(bus, own_ids=[output_codec(kind, profile).frame_id])
     route = recording.head.get("route")
-    node = (make_ecu(clock, port, profile, settings, GradeSchedule.from_points(route) if route else None)
-            if kind == "ecu" else make_ccm(clock, port, profile, settings))
+    node = (make_ecu(port, profile, settings, GradeSchedule.from_points(route) if route else None)
+            if kind == "ecu" else make_ccm(port, profile, settings))
     recorded_faults = recording.head["faults"]
     schedule = FaultSchedule(tuple(Fault(**f) for f in recorded_faults["faults"]), recorded_faults["seed"])
     attach_faults(node, kind, profile, schedule, period)

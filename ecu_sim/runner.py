@@ -17,7 +17,7 @@ from ecu_sim import bus as canbus
 from ecu_sim import faults
 from ecu_sim.bus import Port
 from ecu_sim.ccm import Ccm
-from ecu_sim.clock import Clock, MonotonicClock
+from ecu_sim.clock import MonotonicClock
 from ecu_sim.config import Settings
 from ecu_sim.ecu import Ecu
 from ecu_sim.loop import TickLoop
@@ -51,21 +51,21 @@ def _transmitter(port: Port, role: RoleCodec, settings: Settings) -> Transmitter
                             settings.run.tx_mode)
 
 
-def make_ecu(clock: Clock, port: Port, profile: Profile, settings: Settings,
+def make_ecu(port: Port, profile: Profile, settings: Settings,
              route: GradeSchedule | None = None) -> Ecu:
     run = settings.run
     return Ecu(
-        clock, port, profile,
+        port, profile,
         _transmitter(port, profile.speed, settings),
         settings.truck, route or load_route(settings), run.initial_speed_kph, run.period_s,
         run.input_timeout_s(run.app_timeout_s), settings.profile.app_source,
     )
 
 
-def make_ccm(clock: Clock, port: Port, profile: Profile, settings: Settings) -> Ccm:
+def make_ccm(port: Port, profile: Profile, settings: Settings) -> Ccm:
     run = settings.run
     return Ccm(
-        clock, port, profile,
+        port, profile,
         _transmitter(port, profile.app, settings),
         settings.controller, run.set_speed_kph, run.period_s,
         run.input_timeout_s(run.speed_timeout_s), settings.profile.speed_source,
@@ -107,8 +107,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
         log.info("%s on %s %s, profile %s (%s)", kind.upper(), options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
         clock = MonotonicClock()
-        node: Ecu | Ccm = (make_ecu(clock, port, profile, settings, route) if kind == "ecu"
-                           else make_ccm(clock, port, profile, settings))
+        node: Ecu | Ccm = (make_ecu(port, profile, settings, route) if kind == "ecu"
+                           else make_ccm(port, profile, settings))
         attach_faults(node, kind, profile, schedule, settings.run.period_s)
         loop = TickLoop(clock, settings.run.period_s, [node])
         if isinstance(node.transmitter, KernelTransmitter):

@@ -105,10 +105,10 @@ def build(settings: Settings, driver: Driver, profile: Profile | None = None,
 
     ports: list[Port] = []
     try:
-        ecu = make_ecu(clock, port(profile.speed.frame_id), profile, settings)
+        ecu = make_ecu(port(profile.speed.frame_id), profile, settings)
         nodes: list[Node] = [ecu]
         if driver.kind == "ccm":
-            nodes.append(make_ccm(clock, port(profile.app.frame_id), profile, settings))
+            nodes.append(make_ccm(port(profile.app.frame_id), profile, settings))
         elif driver.kind == "pedal":
             nodes.append(ConstantPedal(transmitter(port(profile.app.frame_id), profile.app),
                                        profile.app.encode, driver.app_pct))

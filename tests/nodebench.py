@@ -65,7 +65,7 @@ class Bench:
         self.out = runner.output_codec(kind, self.profile)
         self.port = Port(self.node_bus, [self.out.frame_id])
         self.node: Ecu | Ccm = (runner.make_ecu if kind == "ecu" else runner.make_ccm)(
-            self.clock, self.port, self.profile, self.settings)
+            self.port, self.profile, self.settings)
         self.schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), seed)
         runner.attach_faults(self.node, kind, self.profile, self.schedule, self.settings.run.period_s)
         self.recorder: Recorder | None = None

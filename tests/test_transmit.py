@@ -17,7 +17,6 @@ from can.interfaces.socketcan.socketcan import BcmMsgHead
 
 from ecu_sim import faults, runner, transmit
 from ecu_sim.bus import Port
-from ecu_sim.clock import VirtualClock
 from ecu_sim.config import Settings
 from ecu_sim.ecu import Ecu
 from ecu_sim.errors import ConfigError
@@ -147,6 +146,16 @@ class FakeTask:
     task_id: int = 7
 
 
+_fake_buses: list[can.BusABC] = []
+
+
+@pytest.fixture(autouse=True)
+def _shut_fake_buses_down() -> Iterator[None]:
+    yield
+    while _fake_buses:
+        _fake_buses.pop().shutdown()
+
+
 class FakeSocketcanBus(can.BusABC):
     """Only what the kernel transmitter uses of a socketcan bus: its BCM socket, via send_periodic."""
 
@@ -156,6 +165,7 @@ class FakeSocketcanBus(can.BusABC):
         self.periodic_calls: list[dict[str, object]] = []
         self.incoming: list[can.Message] = []
         super().__init__(channel="vcan0")
+        _fake_buses.append(self)
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
         raise AssertionError("the kernel transmitter must not send from user space")
@@ -285,7 +295,7 @@ def ecu_on_socketcan_with_faults(*specs: str) -> Ecu:
     """An ECU wired as on SocketCAN (kernel-timed), then given the faults ``specs``."""
     profile = Profile.load("amp")
     port = Port(FakeSocketcanBus(), own_ids=[profile.speed.frame_id])
-    ecu = runner.make_ecu(VirtualClock(), port, profile, Settings())
+    ecu = runner.make_ecu(port, profile, Settings())
     assert isinstance(ecu.transmitter, KernelTransmitter)
     schedule = faults.FaultSchedule(tuple(faults.parse_fault(spec) for spec in specs), seed=0)
     runner.attach_faults(ecu, "ecu", profile, schedule, PERIOD)

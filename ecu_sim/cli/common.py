@@ -37,7 +37,8 @@ def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app
     add_option(run, "--duration", key="run.duration_s", type=float, metavar="S",
                help="stop after S seconds (default: run until SIGINT/SIGTERM)")
     add_option(run, "--period", key="run.period_s", type=float, metavar="S",
-               help="loop period in seconds (default 0.1, i.e. 10 Hz)")
+               help="loop period in seconds (default: the DBC's GenMsgCycleTime of the speed "
+                    "message, else 0.1, i.e. 10 Hz)")
     if tx_mode:
         add_option(run, "--tx-mode", key="run.tx_mode", choices=("auto", "kernel", "user"),
                    help="who times the transmissions: auto (default) = the kernel's broadcast "
