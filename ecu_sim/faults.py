@@ -295,6 +295,15 @@ class FaultInjector:
                 active.append(window)
         return active
 
+    def finish(self, tick: int) -> None:
+        """Log the windows still open when the run ends at ``tick``: every fault gets its end line."""
+        for window in self._windows:
+            if window.active:
+                window.active = False
+                log.info("%s: fault %s still active when the run ended at tick %d (%.1f s): "
+                         "%d frames affected", self._name, window.fault, tick, tick * self._period_s,
+                         window.hits)
+
     def _delayed(self, tick: int) -> bytes | None:
         """The newest payload of a tick no later than ``tick``; None before the run had one."""
         assert self._history is not None
@@ -311,6 +320,13 @@ class FaultInjector:
 
 def describe(faults: Iterable[Fault]) -> str:
     return ", ".join(str(f) for f in faults) or "none"
+
+
+def after_the_run(faults: Iterable[Fault], duration_s: float | None) -> list[Fault]:
+    """Faults whose window starts at or after the end of a run of ``duration_s``: they never act."""
+    if duration_s is None:
+        return []
+    return [fault for fault in faults if fault.start_s >= duration_s]
 
 
 def check(faults: Sequence[Fault], codec: RoleCodec, period_s: float) -> None:

@@ -58,6 +58,9 @@ class Output(Protocol):
     def summary(self) -> str:
         """What was injected so far, for the status line."""
 
+    def finish(self, tick: int) -> None:
+        """The run ended before ``tick``: report what is still being injected."""
+
 
 class InputNode:
     """Base of the ECU and the CCM: a port, the codec of the input role and its held value."""

@@ -98,6 +98,9 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     route = load_route(settings) if kind == "ecu" else None
     schedule = faults.FaultSchedule.from_settings(settings.faults)
     faults.check(schedule.faults, output_codec(kind, profile), settings.run.period_s)
+    for fault in faults.after_the_run(schedule.faults, settings.run.duration_s):
+        log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
+                    "not act", fault, fault.start_s, settings.run.duration_s)
     options = canbus.resolve_bus_options(args, settings.bus)
     own = profile.speed if kind == "ecu" else profile.app
     # From here on the bus is closed however the run ends, also when setting up the node fails.
@@ -121,6 +124,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
                 stats = loop.run(max_ticks(settings))
         finally:
             notifier.stopping()
+            if node.faults is not None:
+                node.faults.finish(node.tick_index)
             if recorder is not None:
                 recorder.stop()
         bus_state = port.state_text()

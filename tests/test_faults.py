@@ -132,6 +132,29 @@ def test_each_fault_window_is_logged_with_its_start_and_end_tick(caplog: pytest.
     assert "fault silent@1-2 ended at tick 20 (2.0 s): 10 frames affected" in caplog.text
 
 
+def test_a_window_still_open_when_the_run_ends_is_logged_with_that_tick(
+        caplog: pytest.LogCaptureFixture) -> None:
+    bench = Bench("ecu", faults=("freeze@1",))
+    try:
+        with caplog.at_level(logging.INFO, logger="ecu_sim"):
+            for _ in range(25):
+                bench.tick()
+            assert bench.node.faults is not None
+            bench.node.faults.finish(bench.node.tick_index)
+    finally:
+        bench.close()
+    assert ("fault freeze@1 still active when the run ended at tick 25 (2.5 s): 15 frames affected"
+            in caplog.text)
+
+
+def test_a_fault_after_the_end_of_the_run_is_warned_about() -> None:
+    done = subprocess.run(ecu_sim_command("-i", "virtual", "-c", "faults-after-the-run",
+                                          "--duration", "0.3", "--fault", "silent@100"),
+                          capture_output=True, text=True, timeout=60, env=clean_env(), check=False)
+    assert done.returncode == 0, done.stderr
+    assert "fault silent@100 starts at 100 s, when the run is already over (--duration 0.3)" in done.stderr
+
+
 def test_the_status_line_counts_injected_frames_by_kind() -> None:
     bench = Bench("ecu", faults=("silent@1-2", "offset=1@3-3.5"))
     try:
