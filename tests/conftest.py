@@ -50,3 +50,18 @@ def udp_bus(udp_port: int) -> Iterator[can.BusABC]:
 def udp_args(port: int) -> list[str]:
     """Bus options for a process under test: the default bus, moved to the test's private port."""
     return ["--bus-kwargs", f"port={port}"]
+
+
+#: a plain (non-J1939) DBC: 11-bit identifiers carry no source address; speed 0..120 km/h, 20 ms
+PLAIN_DBC = """VERSION ""
+NS_ :
+BS_:
+BU_: A B
+BO_ 291 VEH: 8 A
+ SG_ Speed : 0|16@1+ (0.01,0) [0|120] "km/h" B
+BO_ 292 PEDAL: 8 B
+ SG_ Pedal : 0|8@1+ (0.5,0) [0|100] "%" A
+BA_DEF_ BO_ "GenMsgCycleTime" INT 0 65535;
+BA_DEF_DEF_ "GenMsgCycleTime" 0;
+BA_ "GenMsgCycleTime" BO_ 291 20;
+"""

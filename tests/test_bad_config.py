@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import PLAIN_DBC, run_cli
 
 #: a DBC with the speed message but without the accelerator pedal position
 SPEED_ONLY_DBC = """VERSION ""
@@ -108,18 +108,6 @@ def test_replaying_a_file_without_its_tick_journal_exits_2_naming_it(tmp_path: P
     result = run_cli("replay", str(log))
     assert result.returncode == 2
     assert f"{log}.ticks" in result.stderr
-
-
-#: 11-bit identifiers: no J1939 parameter group, so no source address to filter on
-PLAIN_DBC = """VERSION ""
-NS_ :
-BS_:
-BU_: ECU CCM
-BO_ 291 VEH: 8 ECU
- SG_ Speed : 0|16@1+ (0.01,0) [0|120] "km/h" CCM
-BO_ 292 PEDAL: 8 CCM
- SG_ Pedal : 0|8@1+ (0.5,0) [0|100] "%" ECU
-"""
 
 
 def test_an_initial_speed_beyond_the_dbc_range_exits_2_naming_option_and_range() -> None:

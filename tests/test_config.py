@@ -10,6 +10,7 @@ import pytest
 
 from ecu_sim import config
 from ecu_sim.errors import ConfigError
+from tests.conftest import PLAIN_DBC
 
 
 def cli(**given: object) -> argparse.Namespace:
@@ -109,21 +110,6 @@ def test_default_input_timeout_is_three_periods() -> None:
 
 
 # --- settings checked against the message profile (the DBC) --------------------------------------
-
-#: a plain (non-J1939) DBC: 11-bit identifiers carry no source address; speed 0..120 km/h, 20 ms
-PLAIN_DBC = """VERSION ""
-NS_ :
-BS_:
-BU_: A B
-BO_ 291 VEH: 8 A
- SG_ Speed : 0|16@1+ (0.01,0) [0|120] "km/h" B
-BO_ 292 PEDAL: 8 B
- SG_ Pedal : 0|8@1+ (0.5,0) [0|100] "%" A
-BA_DEF_ BO_ "GenMsgCycleTime" INT 0 65535;
-BA_DEF_DEF_ "GenMsgCycleTime" 0;
-BA_ "GenMsgCycleTime" BO_ 291 20;
-"""
-
 
 def plain_dbc(tmp_path: Path, text: str = PLAIN_DBC) -> dict[str, object]:
     path = tmp_path / "plain.dbc"

@@ -231,25 +231,28 @@ def test_the_task_is_not_left_to_python_can_so_closing_the_bus_removes_it(
     assert bus.periodic_calls == [{"period": PERIOD, "store_task": False, "autostart": False}]
 
 
-def test_each_tick_replaces_the_payload_without_moving_the_timer(
-        kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]], fake_time: FakeTime) -> None:
+def two_ticks(kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]],
+              fake_time: FakeTime) -> list[Setup]:
+    """The first tick starts the timer; the next one, a period later and on time, updates it."""
     sender, bus, deadline = kernel
     sender.send(b"\x01" * 8)
     deadline[0], fake_time.now = 100.1, 100.101
     sender.send(b"\x02" * 8)
-    update = bus.bcm.setups()[-1]
+    return bus.bcm.setups()
+
+
+def test_each_tick_replaces_the_payload_without_moving_the_timer(
+        kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]], fake_time: FakeTime) -> None:
+    update = two_ticks(kernel, fake_time)[-1]
     assert not update.starts_timer
     assert update.data == b"\x02" * 8
 
 
 def test_each_tick_renews_the_budget_of_frames_the_kernel_may_send_without_us(
         kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]], fake_time: FakeTime) -> None:
-    sender, bus, deadline = kernel
-    sender.send(b"\x01" * 8)
-    deadline[0], fake_time.now = 100.1, 100.101
-    sender.send(b"\x02" * 8)
-    assert [s.count for s in bus.bcm.setups()] == [transmit.STALL_FRAMES] * 2
-    assert all(s.flags & constants.SETTIMER for s in bus.bcm.setups())
+    setups = two_ticks(kernel, fake_time)
+    assert [s.count for s in setups] == [transmit.STALL_FRAMES] * 2
+    assert all(s.flags & constants.SETTIMER for s in setups)
 
 
 def test_after_a_stall_the_timer_is_started_again_on_the_phase_point(
