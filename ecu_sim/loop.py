@@ -18,11 +18,16 @@ from ecu_sim.clock import Clock, MonotonicClock
 
 #: Fraction of the period after its deadline beyond which a tick counts as late.
 LATE_FRACTION = 0.1
+#: With a clock that sleeps to the deadline, how long before each deadline (as a fraction of the
+#: period: 1 ms at 10 Hz) the frames of the period are taken. Receiving and decoding them costs a
+#: varying amount of time (none, one frame, several); done before the deadline, it never delays
+#: the send. A frame arriving in that last millisecond is used one tick later.
+DRAIN_LEAD_FRACTION = 0.01
 #: With a clock that sleeps to the deadline (``drains_at_deadline``), a period in which receiving
 #: took more than this fraction of the period in CPU time marks the bus as busy: the loop then
-#: receives frame by frame while it waits, as long as it stays busy. A quiet bus costs one wake-up
-#: per tick; a busy one is drained as it fills, so the kernel's queue does not overflow and little
-#: is left to handle between the deadline and the send.
+#: receives frame by frame while it waits, as long as it stays busy. A quiet bus costs two wake-ups
+#: per tick (the drain, the deadline); a busy one is drained as it fills, so the kernel's queue
+#: does not overflow.
 BUSY_RECEIVE_FRACTION = 0.01
 
 
@@ -134,6 +139,7 @@ class TickLoop:
         end = None if max_ticks is None else k + max_ticks
         real = clock if isinstance(clock, MonotonicClock) and clock.drains_at_deadline else None
         busy_cpu_s = BUSY_RECEIVE_FRACTION * period
+        lead = DRAIN_LEAD_FRACTION * period
         busy = False
         while not stopped() and (end is None or k < end):
             deadline = start + k * period
@@ -142,15 +148,20 @@ class TickLoop:
                 # Quiet bus: sleep, and the deadline's drain takes the period's few frames at once.
                 # Busy bus: take the frames as they arrive. Which one it is, the CPU time spent
                 # receiving in the previous period says.
+                # The period's frames are taken DRAIN_LEAD before the deadline, and the process
+                # sleeps again to the deadline itself: what stands between the deadline and the
+                # send is then only the step, never a varying number of frames to decode.
                 mark = real.cpu_time()
+                ready = deadline - lead
                 if busy:
-                    real.receive_until(deadline, poll)
+                    real.receive_until(ready, poll)
                 else:
-                    real.sleep_until(deadline)
-                now = clock_now()
+                    real.sleep_until(ready)
                 for drain, _ in steps:
                     drain()
                 busy = real.cpu_time() - mark > busy_cpu_s
+                real.sleep_until(deadline)
+                now = clock_now()
             else:
                 wait_until(deadline, poll)
                 now = clock_now()

@@ -168,6 +168,27 @@ def test_a_quiet_bus_is_slept_through_and_a_busy_one_received_frame_by_frame() -
     # receiving costs 0.1 ms, then 5 ms a period (busy: over 1 % of 100 ms), then 0.1 ms again
     node = CostlyNode(clock, [0.0001, 0.005, 0.005, 0.0001, 0.0001])
     TickLoop(clock, 0.1, [node]).run(max_ticks=5)
-    assert clock.waits == ["sleep", "sleep", "receive", "receive", "sleep"]
+    assert clock.waits[::2] == ["sleep", "sleep", "receive", "receive", "sleep"], "until the drain"
     assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2, 0.3, 0.4]
     assert node.drains == 5
+
+
+class DrainTimingNode(RecordingNode):
+    def __init__(self, clock: ScriptedRealClock) -> None:
+        super().__init__()
+        self.clock = clock
+        self.drained_at: list[float] = []
+
+    def drain(self) -> None:
+        super().drain()
+        self.drained_at.append(round(self.clock.t, 9))
+
+
+def test_frames_are_taken_a_hundredth_of_a_period_before_the_deadline_and_the_tick_runs_at_it() -> None:
+    """Decoding what arrived never stands between the deadline and the send."""
+    clock = ScriptedRealClock()
+    node = DrainTimingNode(clock)
+    TickLoop(clock, 0.1, [node]).run(max_ticks=3)
+    assert node.drained_at[1:] == [0.099, 0.199]
+    assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2]
+    assert clock.waits[1::2] == ["sleep"] * 3, "a second sleep, to the deadline itself"
