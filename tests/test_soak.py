@@ -131,13 +131,11 @@ def test_soak_closed_loop_under_bad_input(tmp_path: Path, udp_port: int, udp_bus
     span = speed_times[-1] - speed_times[0]
     drift_s = span - (ticks_expected - 1) * PERIOD_S
     last_speed = float(re.findall(r"speed\s+([\d.]+) km/h", ecu_err)[-1])
-    bus_errors = [line.split("| bus up")[-1] for line in ecu_err.splitlines() if "| bus up" in line][-1:]
     replays = {name: run_cli("replay", str(tmp_path / name), timeout=600) for name in ("ecu.blf", "ccm.log")}
     report(request, "\n".join([
         f"\nsoak {SOAK_S:g} s: fed {sum(fed.values())} bad or unrelated frames: "
         + ", ".join(f"{kind} {n}" for kind, n in sorted(fed.items())),
-        f"ECU: {ecu_ticks} ticks, {ecu_late} late, {ecu_skipped} lost (skipped); {ecu_counts}"
-        f"{''.join(bus_errors)}",
+        f"ECU: {ecu_ticks} ticks, {ecu_late} late, {ecu_skipped} lost (skipped); {ecu_counts}",
         f"CCM: {ccm_ticks} ticks, {ccm_late} late, {ccm_skipped} lost (skipped); {ccm_counts}",
         f"speed frames heard: {len(speed_times)}, first to last {span:.3f} s, "
         f"drift {drift_s * 1000:+.1f} ms; last speed {last_speed:.2f} km/h",
