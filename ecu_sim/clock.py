@@ -36,10 +36,10 @@ class MonotonicClock:
       meanwhile queued for the tick's drain, which the loop does just before the deadline: two
       wake-ups per tick on a quiet bus instead of one per frame. The sleep is relative:
       ``time.sleep`` of the time remaining to the deadline, read from ``time.monotonic`` just
-      before. Deadlines stay on the grid (each
-      is computed from the start, not from the last wake-up), so a late wake-up never carries
-      over; a preemption between reading the clock and sleeping delays that one wake-up. The
-      loop switches to receiving frame by frame (``receive_until``) while the bus is busy.
+      before. Deadlines stay on the grid (each is computed from the start, not from the last
+      wake-up), so a late wake-up never carries over; a preemption between reading the clock and
+      sleeping delays that one wake-up. The loop switches to receiving frame by frame
+      (``receive_until``) while the bus is busy.
     - ``True``: always block in the bus receive and handle every frame the moment it arrives.
 
     Either way a frame received before the tick's drain is used by that tick.

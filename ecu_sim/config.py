@@ -139,6 +139,10 @@ class Settings:
     record: RecordSettings = field(default_factory=RecordSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
+    #: the DBC ``load`` parsed to check these settings, with the profile section it was loaded for,
+    #: so a run does not parse it a second time (``runner.load_profile``)
+    loaded_profile: tuple[ProfileSettings, Profile] | None = field(default=None, compare=False,
+                                                                    repr=False)
 
 
 #: INI section -> dataclass; the [bus] section is free-form and goes to python-can.
@@ -195,7 +199,8 @@ def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> 
         values["run"]["period_s"] = (_period_origin(profile), profile.period_s)
     parts = {name: _build(cls, name, values[name]) for name, cls in SECTIONS.items() if name != "profile"}
     bus = {key: str(raw) for key, (_, raw) in values["bus"].items()}
-    settings = Settings(bus=bus, profile=profile_settings, **parts)
+    settings = Settings(bus=bus, profile=profile_settings, loaded_profile=(profile_settings, profile),
+                        **parts)
     origins = {f"{section}.{key}": origin for section, given in values.items()
                for key, (origin, _) in given.items()}
     _check_against_profile(settings, profile, origins)

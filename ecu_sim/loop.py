@@ -145,12 +145,10 @@ class TickLoop:
             deadline = start + k * period
             self.deadline = deadline
             if real is not None:
-                # Quiet bus: sleep, and the deadline's drain takes the period's few frames at once.
-                # Busy bus: take the frames as they arrive. Which one it is, the CPU time spent
-                # receiving in the previous period says.
-                # The period's frames are taken DRAIN_LEAD before the deadline, and the process
-                # sleeps again to the deadline itself: what stands between the deadline and the
-                # send is then only the step, never a varying number of frames to decode.
+                # Up to DRAIN_LEAD_FRACTION of a period before the deadline: on a quiet bus sleep,
+                # on a busy one take the frames as they arrive (which one it is, the CPU time spent
+                # receiving in the previous period says); then drain the rest and sleep again to the
+                # deadline, so only the step stands between the deadline and the send.
                 mark = real.cpu_time()
                 ready = deadline - lead
                 if busy:

@@ -33,6 +33,10 @@ NodeKind = Literal["ecu", "ccm"]
 
 
 def load_profile(settings: Settings) -> Profile:
+    """The settings' message profile: the one ``config.load`` parsed already, else loaded now."""
+    loaded = settings.loaded_profile
+    if loaded is not None and loaded[0] == settings.profile:
+        return loaded[1]
     p = settings.profile
     return Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
 
@@ -102,7 +106,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
         log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
                     "not act", fault, fault.start_s, settings.run.duration_s)
     options = canbus.resolve_bus_options(args, settings.bus)
-    own = profile.speed if kind == "ecu" else profile.app
+    own = output_codec(kind, profile)
     # From here on the bus is closed however the run ends, also when setting up the node fails.
     port = Port(canbus.open_bus(options), own_ids=[own.frame_id],
                 reopen=lambda: canbus.open_bus(options))
@@ -143,11 +147,6 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
 WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
 
 
-def _frame_identity(kind: NodeKind, profile: Profile) -> tuple[int, bool]:
-    role = output_codec(kind, profile)
-    return role.frame_id, role.is_extended_id
-
-
 def output_codec(kind: NodeKind, profile: Profile) -> RoleCodec:
     """The role a node sends: speed for the ECU, APP for the CCM."""
     return profile.speed if kind == "ecu" else profile.app
@@ -165,7 +164,8 @@ def attach_faults(node: Ecu | Ccm, kind: NodeKind, profile: Profile, schedule: f
         return
     withholding = sorted({f.kind for f in schedule.faults} & WITHHOLDING_FAULTS)
     if withholding and isinstance(node.transmitter, KernelTransmitter):
-        node.transmitter = Transmitter(node.port, *_frame_identity(kind, profile))
+        role = output_codec(kind, profile)
+        node.transmitter = Transmitter(node.port, role.frame_id, role.is_extended_id)
         log.info("%s: frames are sent from the loop, not timed by the kernel, because %s "
                  "must withhold frames", kind.upper(), " and ".join(withholding))
     node.faults = faults.FaultInjector(node.transmitter, output_codec(kind, profile), schedule,
