@@ -106,7 +106,7 @@ def periodic(port: int, period: float) -> None:
     """python-can's own periodic sender with static data: the baseline a user would pick."""
     import can
 
-    from ecu_sim.profile import Profile
+    from ecu_sim.codec.profile import Profile
 
     stop = Stop()
     bus = _udp_bus(port)
@@ -128,9 +128,9 @@ def testbed(port: int, period: float, initial_kph: float, grade_pct: float) -> N
     """
     import can
 
-    from ecu_sim import model
-    from ecu_sim.model import TruckParams, TruckState
-    from ecu_sim.profile import Invalid, Profile
+    from ecu_sim.codec.profile import Invalid, Profile
+    from ecu_sim.vehicle import model
+    from ecu_sim.vehicle.model import TruckParams, TruckState
 
     stop = Stop()
     profile = Profile.load("amp")
@@ -172,7 +172,7 @@ def stimulus(ports: Sequence[int], seed: int, low: float, high: float) -> None:
     """
     import can
 
-    from ecu_sim.profile import Profile
+    from ecu_sim.codec.profile import Profile
 
     stop = Stop()
     rng = random.Random(seed)
@@ -241,8 +241,8 @@ def throughput(link: str, seconds: float, repeats: int) -> None:
     """Loop ticks per second of ECU + CCM in virtual time: best and median, CPU and wall time."""
     import dataclasses
 
-    from ecu_sim import simulation
-    from ecu_sim.config import RunSettings, Settings
+    from ecu_sim.runs import simulation
+    from ecu_sim.settings.load import RunSettings, Settings
 
     settings = Settings(run=dataclasses.replace(RunSettings(), duration_s=seconds))
     cpu: list[float] = []
@@ -285,8 +285,8 @@ def startup_steps(port: int) -> None:
 
     settings = common.settings(args)
     mark("settings")
-    from ecu_sim import bus as canbus
-    from ecu_sim import runner
+    from ecu_sim.bus import port as canbus
+    from ecu_sim.runs import realtime as runner
 
     profile = runner.load_profile(settings)
     mark("load DBC profile")

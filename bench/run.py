@@ -44,7 +44,7 @@ PERIOD_S = 0.1
 
 def _profile_ids() -> tuple[int, int]:
     """The default profile's speed and APP identifiers, from its DBC as the nodes take them."""
-    from ecu_sim.profile import Profile
+    from ecu_sim.codec.profile import Profile
 
     profile = Profile.load("amp")
     return profile.speed.frame_id, profile.app.frame_id
@@ -492,7 +492,7 @@ def wire_timings(frames: Sequence[Sequence[Any]], t_a: float, t_b: float) -> dic
 
 def latencies(frames: Sequence[Sequence[Any]]) -> dict[str, analysis.Latency]:
     """APP-step latency of ecu-sim (port index 0) and of the testbed loop (1) in the latency phase."""
-    from ecu_sim.profile import Invalid, Profile
+    from ecu_sim.codec.profile import Invalid, Profile
 
     profile = Profile.load("amp")
 

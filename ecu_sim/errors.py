@@ -27,3 +27,27 @@ class BusUnavailableError(EcuSimError):
     """The CAN bus could not be opened or was lost for good; the message gives a hint."""
 
     exit_status = EXIT_UNAVAILABLE
+
+
+def errno_of(exc: BaseException | None) -> int | None:
+    """The operating system's error number behind an exception, wherever a library put it.
+
+    python-can wraps OSError in its own exceptions (``error_code``), pyroute2's NetlinkError
+    carries the kernel's errno in ``code``; both may hide it in the cause chain.
+    """
+    while exc is not None:
+        for name in ("errno", "error_code", "code"):
+            candidate = getattr(exc, name, None)
+            if isinstance(candidate, int) and not isinstance(candidate, bool):
+                return candidate
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def missing_interface_hint(name: str) -> str:
+    """What to do about a SocketCAN interface that does not exist: create it, or find the adapter."""
+    create = f"create it with `sudo ecu-sim link {name} --create`"
+    if name.startswith("vcan"):
+        return f"{name} does not exist; {create}"
+    return (f"{name} does not exist; plug in the CAN adapter and check its driver is loaded "
+            f"(`ip -d link` lists the CAN interfaces), or for a virtual bus {create}")

@@ -13,16 +13,16 @@ from typing import Any
 
 import can
 
-from ecu_sim import runner
-from ecu_sim.bus import Port
-from ecu_sim.ccm import Ccm
-from ecu_sim.clock import VirtualClock
-from ecu_sim.config import ProfileSettings, RecordSettings, RunSettings, Settings
-from ecu_sim.ecu import Ecu
-from ecu_sim.faults import FaultSchedule, parse_fault
-from ecu_sim.loop import TickLoop
-from ecu_sim.profile import Profile
-from ecu_sim.recording import Recorder
+from ecu_sim.bus.port import Port
+from ecu_sim.codec.profile import Profile
+from ecu_sim.faults.injector import FaultSchedule, parse_fault
+from ecu_sim.io.recorder import Recorder
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.runs import realtime as runner
+from ecu_sim.runtime.clock import VirtualClock
+from ecu_sim.runtime.loop import TickLoop
+from ecu_sim.settings.load import ProfileSettings, RecordSettings, RunSettings, Settings
 
 _channels = itertools.count()
 #: the testbed's CCM (APP sender) and vehicle model (speed sender) addresses in the amp profile

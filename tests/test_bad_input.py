@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import can
 import pytest
 
-from ecu_sim.node import DRAIN_LIMIT
+from ecu_sim.nodes.input import DRAIN_LIMIT
 from tests.conftest import clean_env, ecu_sim_command, udp_args
 from tests.nodebench import CCM_SA, ECU_SA, Bench, settings
 

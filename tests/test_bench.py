@@ -92,13 +92,13 @@ def test_import_times_are_summed_by_package_and_top_level_import() -> None:
         "import time: self [us] | cumulative | imported package",
         "import time:      1000 |       1000 |     can.util",
         "import time:      2000 |       3000 |   can",
-        "import time:       500 |       3500 | ecu_sim.bus",
+        "import time:       500 |       3500 | ecu_sim.bus.port",
         "not an import line",
     ]
     times = analysis.import_times(lines)
     assert times.total_ms == 3.5
     assert times.by_package_ms == {"can": 3.0, "ecu_sim": 0.5}
-    assert times.top_level_ms == {"ecu_sim.bus": 3.5}
+    assert times.top_level_ms == {"ecu_sim.bus.port": 3.5}
 
 
 def test_a_target_missed_is_reported_as_missed() -> None:

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import can
 import pytest
 
-from ecu_sim import bus
+from ecu_sim.bus import port as bus
+from ecu_sim.bus.state import ControllerState
 from ecu_sim.errors import BusUnavailableError, ConfigError
 
 
@@ -230,14 +231,14 @@ def error_frame(can_id: int, data1: int = 0) -> can.Message:
 
 
 @pytest.mark.parametrize(("can_id", "data1", "state", "text"), [
-    (0x004, 0x04, bus.ControllerState.ERROR_WARNING, "bus up, error-warning"),  # RX_WARNING
-    (0x004, 0x08, bus.ControllerState.ERROR_WARNING, "bus up, error-warning"),  # TX_WARNING
-    (0x004, 0x10, bus.ControllerState.ERROR_PASSIVE, "bus up, error-passive"),  # RX_PASSIVE
-    (0x004, 0x20, bus.ControllerState.ERROR_PASSIVE, "bus up, error-passive"),  # TX_PASSIVE
-    (0x040, 0x00, bus.ControllerState.BUS_OFF, "bus up, bus-off"),              # CAN_ERR_BUSOFF
+    (0x004, 0x04, ControllerState.ERROR_WARNING, "bus up, error-warning"),  # RX_WARNING
+    (0x004, 0x08, ControllerState.ERROR_WARNING, "bus up, error-warning"),  # TX_WARNING
+    (0x004, 0x10, ControllerState.ERROR_PASSIVE, "bus up, error-passive"),  # RX_PASSIVE
+    (0x004, 0x20, ControllerState.ERROR_PASSIVE, "bus up, error-passive"),  # TX_PASSIVE
+    (0x040, 0x00, ControllerState.BUS_OFF, "bus up, bus-off"),              # CAN_ERR_BUSOFF
 ])
 def test_error_frames_set_the_controller_state(error_bus: tuple[can.BusABC, bus.Port], can_id: int,
-                                               data1: int, state: bus.ControllerState, text: str) -> None:
+                                               data1: int, state: ControllerState, text: str) -> None:
     sender, port = error_bus
     sender.send(error_frame(can_id, data1))
     assert port.recv(0.1) is None
@@ -252,7 +253,7 @@ def test_back_to_error_active_by_a_controller_frame_or_a_restart(
     sender.send(error_frame(0x040))
     sender.send(error_frame(can_id, data1))
     assert port.recv(0.1) is None
-    assert port.controller_state is bus.ControllerState.ERROR_ACTIVE
+    assert port.controller_state is ControllerState.ERROR_ACTIVE
     assert port.state_text().startswith("bus up | errors ")
 
 

@@ -8,9 +8,9 @@ import io
 import can
 import pytest
 
-from ecu_sim import simulation
-from ecu_sim.config import RunSettings, Settings
-from ecu_sim.simulation import Driver
+from ecu_sim.runs import simulation
+from ecu_sim.runs.simulation import Driver
+from ecu_sim.settings.load import RunSettings, Settings
 
 
 def settings(**run: object) -> Settings:

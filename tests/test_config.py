@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ecu_sim import config
 from ecu_sim.errors import ConfigError
+from ecu_sim.settings import load as config
 from tests.conftest import PLAIN_DBC
 
 

@@ -1,4 +1,4 @@
-"""Rules of the PI cruise controller (ecu_sim.controller), alone and in closed loop with the truck model."""
+"""Rules of the PI cruise controller (ecu_sim.control.pi), alone and in closed loop with the truck model."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from ecu_sim import controller, model
-from ecu_sim.controller import PiParams, PiState
-from ecu_sim.route import GradeSchedule
+from ecu_sim.control import pi as controller
+from ecu_sim.control.pi import PiParams, PiState
+from ecu_sim.vehicle import model
+from ecu_sim.vehicle.route import GradeSchedule
 
 DT = 0.1
 AMP_APP_LSB = 1.0  # the default wire profile carries APP at 1 %/bit

@@ -17,7 +17,7 @@ from pathlib import Path
 import can
 import pytest
 
-from ecu_sim.faults import FaultSchedule, parse_fault
+from ecu_sim.faults.injector import FaultSchedule, parse_fault
 from tests.conftest import clean_env, ecu_sim_command, udp_args
 from tests.nodebench import Bench
 
@@ -165,7 +165,7 @@ def test_the_status_line_counts_injected_frames_by_kind() -> None:
 
 
 def test_a_scenario_file_gives_faults_and_seed_and_the_command_line_seed_wins(tmp_path: Path) -> None:
-    from ecu_sim.config import FaultSettings
+    from ecu_sim.settings.load import FaultSettings
 
     scenario = tmp_path / "dropouts.txt"
     scenario.write_text("# a flaky link, then a stuck sensor\nseed = 11\ndrop=0.2\nfreeze@30+5  # stuck\n")

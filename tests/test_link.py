@@ -1,4 +1,4 @@
-"""ecu_sim.link without a kernel CAN stack: netlink parsing, error advice, and what gets changed.
+"""ecu_sim.link.netlink without a kernel CAN stack: netlink parsing, error advice, and what gets changed.
 
 Parsing is checked against RTM_NEWLINK messages recorded from a real 6.1 kernel (in the VM of
 scripts/vm-test, trimmed to the attributes ecu_sim reads) and against messages pyroute2 encodes,
@@ -23,9 +23,9 @@ pytest.importorskip("pyroute2")
 from pyroute2.netlink.exceptions import NetlinkError
 from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 
-from ecu_sim import link
 from ecu_sim.cli import main
-from ecu_sim.link import ControllerState, DeviceStats, LinkState
+from ecu_sim.link import netlink as link
+from ecu_sim.link.netlink import ControllerState, DeviceStats, LinkState
 
 # --------------------------------------------------------------------------------------------------
 # Messages recorded from Linux 6.1 (Debian 6.1.0-56) under qemu: RTM_GETLINK replies, with only
@@ -240,7 +240,7 @@ class FakeLink:
 
 
 class FakeIPRoute:
-    """The slice of pyroute2.IPRoute that ecu_sim.link uses, with the kernel's refusals."""
+    """The slice of pyroute2.IPRoute that ecu_sim.link.netlink uses, with the kernel's refusals."""
 
     def __init__(self) -> None:
         self.links: dict[str, FakeLink] = {}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ecu_sim.clock import MonotonicClock, Poll, VirtualClock
-from ecu_sim.loop import HeldInput, TickLoop
+from ecu_sim.runtime.clock import MonotonicClock, Poll, VirtualClock
+from ecu_sim.runtime.loop import HeldInput, TickLoop
 
 
 class RecordingNode:

@@ -1,4 +1,4 @@
-"""Rules of the truck model (ecu_sim.model), checked against the equations of truck-model.md."""
+"""Rules of the truck model (ecu_sim.vehicle.model), checked against the equations of truck-model.md."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from ecu_sim.model import TruckParams, TruckState, step
+from ecu_sim.vehicle.model import TruckParams, TruckState, step
 
 DT = 0.1
 P = TruckParams()

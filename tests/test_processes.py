@@ -9,7 +9,7 @@ import time
 import can
 import pytest
 
-from ecu_sim.profile import Profile
+from ecu_sim.codec.profile import Profile
 from tests.conftest import clean_env, ecu_sim_command, udp_args
 
 pytestmark = pytest.mark.slow

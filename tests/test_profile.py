@@ -18,8 +18,7 @@ from cantools.database.utils import sawtooth_to_network_bitnum
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecu_sim.errors import ConfigError
-from ecu_sim.profile import (
+from ecu_sim.codec.profile import (
     _MATCH_CACHE_MAX,
     DEFAULT_PERIOD_S,
     Invalid,
@@ -27,6 +26,7 @@ from ecu_sim.profile import (
     RoleCodec,
     available_profiles,
 )
+from ecu_sim.errors import ConfigError
 
 PROFILES = ("amp", "j1939")
 RESOLUTION_KMH = 1 / 256

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecu_sim.ccm import Ccm
-from ecu_sim.ecu import Ecu
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.ecu import Ecu
 from tests.nodebench import Bench
 from tests.nodebench import settings as bench_settings
 

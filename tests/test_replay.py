@@ -13,10 +13,10 @@ import can
 import cantools
 import pytest
 
-from ecu_sim import replay
-from ecu_sim.clock import Poll, VirtualClock
-from ecu_sim.faults import FaultInjector
-from ecu_sim.profile import Profile
+from ecu_sim.codec.profile import Profile
+from ecu_sim.faults.injector import FaultInjector
+from ecu_sim.io import replay
+from ecu_sim.runtime.clock import Poll, VirtualClock
 from tests.conftest import clean_env, ecu_sim_command, run_cli, udp_args
 from tests.nodebench import Bench
 

@@ -1,4 +1,4 @@
-"""Rules of the grade schedule (ecu_sim.route): lookup, looping, validation and route files."""
+"""Rules of the grade schedule (ecu_sim.vehicle.route): lookup, looping, validation and route files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ecu_sim.errors import EXIT_USAGE, ConfigError
-from ecu_sim.route import TESTBED_POINTS, GradeSchedule
+from ecu_sim.vehicle.route import TESTBED_POINTS, GradeSchedule
 
 
 def write(tmp_path: Path, text: str, name: str = "route.csv") -> Path:

@@ -8,11 +8,11 @@ import io
 import can
 import pytest
 
-from ecu_sim import simulation
-from ecu_sim.clock import VirtualClock
-from ecu_sim.config import RunSettings, Settings
-from ecu_sim.inprocess import InProcessLink
-from ecu_sim.simulation import Driver
+from ecu_sim.bus.inprocess import InProcessLink
+from ecu_sim.runs import simulation
+from ecu_sim.runs.simulation import Driver
+from ecu_sim.runtime.clock import VirtualClock
+from ecu_sim.settings.load import RunSettings, Settings
 
 
 def csv_of(driver: Driver, link: simulation.Link, **run: object) -> str:

@@ -15,13 +15,15 @@ import pytest
 from can.interfaces.socketcan import constants
 from can.interfaces.socketcan.socketcan import BcmMsgHead
 
-from ecu_sim import faults, runner, transmit
-from ecu_sim.bus import Port
-from ecu_sim.config import Settings
-from ecu_sim.ecu import Ecu
+from ecu_sim.bus import transmit
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import KernelTransmitter, PhaseLock, Transmitter, make_transmitter
+from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import ConfigError
-from ecu_sim.profile import Profile
-from ecu_sim.transmit import KernelTransmitter, PhaseLock, Transmitter, make_transmitter
+from ecu_sim.faults import injector as faults
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.runs import realtime as runner
+from ecu_sim.settings.load import Settings
 
 PERIOD = 0.1
 PHASE = 0.025

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from ecu_sim import link
+from ecu_sim.link import netlink as link
 
 
 def _on_off(value: str) -> bool:

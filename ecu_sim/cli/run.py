@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from ecu_sim import bus, runner
+from ecu_sim.bus import port as bus
 from ecu_sim.cli import common
+from ecu_sim.runs import realtime as runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

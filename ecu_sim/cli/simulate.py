@@ -14,10 +14,10 @@ import logging
 import sys
 import time
 
-from ecu_sim import simulation
 from ecu_sim.cli import common
-from ecu_sim.config import add_option
 from ecu_sim.errors import ConfigError
+from ecu_sim.runs import simulation
+from ecu_sim.settings.load import add_option
 
 log = logging.getLogger("ecu_sim")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ecu_sim import link
 from ecu_sim.cli import main
+from ecu_sim.link import netlink as link
 from tests.socketcan.conftest import (
     ARPHRD_CAN,
     CAN_ERR_FLAG,

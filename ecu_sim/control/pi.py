@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ecu_sim.params import non_finite_fields
+from ecu_sim.checks import non_finite_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ def step(
     A non-finite error (a NaN or infinite ``speed_kph`` or ``set_speed_kph`` from a caller) counts as zero
     error: the pedal holds at the integral term, clamped to the output range, instead of snapping to a limit,
     and the integral does not grow. A missing speed never gets here: the CCM then sends APP 0 % and resets
-    the controller instead of calling this (see :mod:`ecu_sim.ccm`).
+    the controller instead of calling this (see :mod:`ecu_sim.nodes.ccm`).
 
     Raises ValueError only for a non-positive or NaN ``dt_s``.
     """

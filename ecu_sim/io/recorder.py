@@ -24,7 +24,7 @@ everything it received is marked received, also an echo the bus marks as sent (S
 A replay checks each frame's direction against the journal's split, so a frame missing from
 the log, or one moved or remarked, is found at its tick.
 
-Because a node holds its input for a number of ticks, not seconds (see :mod:`ecu_sim.node`),
+Because a node holds its input for a number of ticks, not seconds (see :mod:`ecu_sim.nodes.input`),
 that is all the timing a replay needs. Both files are flushed when the run ends, including on
 SIGINT/SIGTERM.
 """
@@ -44,11 +44,11 @@ from typing import Any
 
 import can
 
-from ecu_sim.config import Settings
+from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import ConfigError
-from ecu_sim.faults import Fault
-from ecu_sim.node import InputNode
-from ecu_sim.profile import Profile
+from ecu_sim.faults.injector import Fault
+from ecu_sim.nodes.input import InputNode
+from ecu_sim.settings.load import Settings
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ecu_sim import model
-from ecu_sim.bus import Port
-from ecu_sim.model import TruckParams, TruckState
-from ecu_sim.node import InputNode
-from ecu_sim.profile import Profile
-from ecu_sim.route import GradeSchedule
-from ecu_sim.transmit import Transmitter
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.codec.profile import Profile
+from ecu_sim.nodes.input import InputNode
+from ecu_sim.vehicle import model
+from ecu_sim.vehicle.model import TruckParams, TruckState
+from ecu_sim.vehicle.route import GradeSchedule
 
 
 class Ecu(InputNode):

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import can
 
-from ecu_sim.bus import Port
-from ecu_sim.clock import VirtualClock
-from ecu_sim.transmit import Transmitter
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.runtime.clock import VirtualClock
 
 #: every attribute of a python-can 4 Message; _Frame below sets exactly these
 _MESSAGE_SLOTS = frozenset({

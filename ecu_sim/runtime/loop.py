@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ecu_sim.clock import Clock, MonotonicClock
+from ecu_sim.runtime.clock import Clock, MonotonicClock
 
 #: Fraction of the period after its deadline beyond which a tick counts as late.
 LATE_FRACTION = 0.1

@@ -38,7 +38,7 @@ import can
 from can.interfaces.socketcan import constants as bcm_constants
 from can.interfaces.socketcan import socketcan as bcm
 
-from ecu_sim.bus import Port
+from ecu_sim.bus.port import Port
 from ecu_sim.errors import ConfigError
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ecu_sim.params import non_finite_fields
+from ecu_sim.checks import non_finite_fields
 
 KPH_PER_MPS = 3.6
 _MPS_PER_KPH = 1.0 / KPH_PER_MPS

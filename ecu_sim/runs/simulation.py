@@ -9,7 +9,7 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
   channel private to the run, so the closed-loop specification runs on a stock python-can bus.
   It deep-copies every frame and passes it through a locked ``queue.Queue``, which costs more
   than the nodes' own work: about 5,000 loop ticks per second.
-- ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.inprocess`, a segment that hands
+- ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.bus.inprocess`, a segment that hands
   frames over by reference; it is what lets a simulation run ten times faster
   (docs/performance.md).
 """
@@ -25,16 +25,16 @@ from typing import IO, Literal
 
 import can
 
-from ecu_sim.bus import Port
-from ecu_sim.ccm import Ccm
-from ecu_sim.clock import VirtualClock
-from ecu_sim.config import Settings
-from ecu_sim.ecu import Ecu
-from ecu_sim.inprocess import DirectTransmitter, InProcessLink
-from ecu_sim.loop import Node, TickLoop
-from ecu_sim.profile import Profile, RoleCodec
-from ecu_sim.runner import load_profile, make_ccm, make_ecu, max_ticks
-from ecu_sim.transmit import Transmitter
+from ecu_sim.bus.inprocess import DirectTransmitter, InProcessLink
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.codec.profile import Profile, RoleCodec
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.runs.realtime import load_profile, make_ccm, make_ecu, max_ticks
+from ecu_sim.runtime.clock import VirtualClock
+from ecu_sim.runtime.loop import Node, TickLoop
+from ecu_sim.settings.load import Settings
 
 CSV_HEADER = "t_s,speed_kph,app_pct,grade_pct,distance_m\n"
 _channels = itertools.count()

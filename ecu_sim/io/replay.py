@@ -1,9 +1,9 @@
 """Replaying a recording: the recorded input through the same node, in virtual time, bit for bit.
 
 A run made with ``--record FILE`` left the frames in ``FILE`` (and the files its rotation closed)
-and the tick journal in ``FILE.ticks`` (see :mod:`ecu_sim.recording`). A replay builds the node
-the way a real run does (:mod:`ecu_sim.runner`: same settings, codec, node, fault injector and
-:class:`~ecu_sim.loop.TickLoop`) and changes only two things:
+and the tick journal in ``FILE.ticks`` (see :mod:`ecu_sim.io.recorder`). A replay builds the node
+the way a real run does (:mod:`ecu_sim.runs.realtime`: same settings, codec, node, fault injector and
+:class:`~ecu_sim.runtime.loop.TickLoop`) and changes only two things:
 
 - the bus is a :class:`ReplayBus`, which hands the node the recorded received frames, each one
   before the tick it fell before in the recording, and keeps what the node sends;
@@ -39,17 +39,17 @@ from typing import Any
 import can
 from can.io.blf import BLFParseError
 
-from ecu_sim.bus import Port
-from ecu_sim.clock import Poll, VirtualClock
-from ecu_sim.config import ProfileSettings, RunSettings, Settings
-from ecu_sim.controller import PiParams
+from ecu_sim.bus.port import Port
+from ecu_sim.control.pi import PiParams
 from ecu_sim.errors import ConfigError
-from ecu_sim.faults import Fault, FaultSchedule
-from ecu_sim.loop import TickLoop
-from ecu_sim.model import TruckParams
-from ecu_sim.recording import JOURNAL_FORMAT, JOURNAL_VERSION, dbc_checksum, journal_path
-from ecu_sim.route import GradeSchedule
-from ecu_sim.runner import NodeKind, attach_faults, load_profile, make_ccm, make_ecu, output_codec
+from ecu_sim.faults.injector import Fault, FaultSchedule
+from ecu_sim.io.recorder import JOURNAL_FORMAT, JOURNAL_VERSION, dbc_checksum, journal_path
+from ecu_sim.runs.realtime import NodeKind, attach_faults, load_profile, make_ccm, make_ecu, output_codec
+from ecu_sim.runtime.clock import Poll, VirtualClock
+from ecu_sim.runtime.loop import TickLoop
+from ecu_sim.settings.load import ProfileSettings, RunSettings, Settings
+from ecu_sim.vehicle.model import TruckParams
+from ecu_sim.vehicle.route import GradeSchedule
 
 log = logging.getLogger(__name__)
 

@@ -7,12 +7,12 @@ releasing a wound-up integrator when speed comes back.
 
 from __future__ import annotations
 
-from ecu_sim import controller
-from ecu_sim.bus import Port
-from ecu_sim.controller import PiParams, PiState
-from ecu_sim.node import InputNode
-from ecu_sim.profile import Profile
-from ecu_sim.transmit import Transmitter
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.codec.profile import Profile
+from ecu_sim.control import pi as controller
+from ecu_sim.control.pi import PiParams, PiState
+from ecu_sim.nodes.input import InputNode
 
 
 class Ccm(InputNode):

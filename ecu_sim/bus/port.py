@@ -9,7 +9,6 @@ root or kernel modules (``udp_multicast``), used only when nothing else names an
 from __future__ import annotations
 
 import argparse
-import enum
 import errno
 import logging
 import time
@@ -22,7 +21,8 @@ import can
 import can.cli
 from can.interfaces.udp_multicast import UdpMulticastBus
 
-from ecu_sim.errors import BusUnavailableError, ConfigError
+from ecu_sim.bus.state import ControllerState, error_classes, state_from_error_frame
+from ecu_sim.errors import BusUnavailableError, ConfigError, errno_of, missing_interface_hint
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def _link_is_up(name: str) -> bool:
 def _unavailable(options: argparse.Namespace, exc: BaseException) -> BusUnavailableError | ConfigError:
     interface = getattr(options, "interface", None)
     channel = getattr(options, "channel", None)
-    code = _errno_of(exc)
+    code = errno_of(exc)
     if interface not in can.VALID_INTERFACES:
         return ConfigError(f"unknown interface {interface!r}; check -i/--interface (python-can's "
                            "interface names: socketcan, pcan, kvaser, slcan, gs_usb, socketcand, "
@@ -153,9 +153,7 @@ def _unavailable(options: argparse.Namespace, exc: BaseException) -> BusUnavaila
                            "interface documentation), or choose another interface with -i.")
     if interface == "socketcan":
         if code == errno.ENODEV:
-            return BusUnavailableError(f"{channel} does not exist; create it with "
-                                       f"`sudo ecu-sim link {channel} --create` (vcan) or check the "
-                                       "adapter and its driver (real CAN)")
+            return BusUnavailableError(missing_interface_hint(str(channel)))
         if code == errno.ENETDOWN:
             return BusUnavailableError(f"{channel} is down; bring it up with `sudo ecu-sim link {channel}"
                                        " --bitrate 250000` (real CAN) or `--create` (vcan)")
@@ -199,66 +197,6 @@ def _driver_missing(exc: BaseException | None) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
-
-
-def _errno_of(exc: BaseException | None) -> int | None:
-    """python-can wraps OSError in its own exceptions; dig out the errno wherever it is."""
-    while exc is not None:
-        for candidate in (getattr(exc, "errno", None), getattr(exc, "error_code", None)):
-            if isinstance(candidate, int):
-                return candidate
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-#: Error classes of a SocketCAN error frame (linux/can/error.h), in the bits of its identifier.
-ERROR_CLASSES: tuple[tuple[int, str], ...] = (
-    (0x001, "tx_timeout"), (0x002, "arbitration_lost"), (0x004, "controller"),
-    (0x008, "protocol"), (0x010, "transceiver"), (0x020, "no_ack"), (0x040, "bus_off"),
-    (0x080, "bus_error"), (0x100, "restarted"), (0x200, "counters"),
-)
-#: linux/can/error.h: the error classes that carry the controller's state
-CAN_ERR_CRTL = 0x004
-CAN_ERR_BUSOFF = 0x040
-CAN_ERR_RESTARTED = 0x100
-#: data[1] of a CAN_ERR_CRTL error frame: the state the controller has just entered
-CAN_ERR_CRTL_RX_WARNING = 0x04
-CAN_ERR_CRTL_TX_WARNING = 0x08
-CAN_ERR_CRTL_RX_PASSIVE = 0x10
-CAN_ERR_CRTL_TX_PASSIVE = 0x20
-CAN_ERR_CRTL_ACTIVE = 0x40
-
-
-class ControllerState(enum.Enum):
-    """The CAN controller's fault-confinement state, as SocketCAN's error frames report it."""
-
-    ERROR_ACTIVE = "error-active"
-    ERROR_WARNING = "error-warning"
-    ERROR_PASSIVE = "error-passive"
-    BUS_OFF = "bus-off"
-
-
-def state_from_error_frame(msg: can.Message) -> ControllerState | None:
-    """The state an error frame reports the controller to be in now; None when it reports none.
-
-    The kernel (drivers/net/can/dev: can_change_state, can_bus_off, can_restart) sends
-    CAN_ERR_BUSOFF on bus-off, CAN_ERR_RESTARTED after a restart, and on any other change
-    CAN_ERR_CRTL with data[1] naming the new state of the receive and transmit sides.
-    """
-    can_id = msg.arbitration_id
-    if can_id & CAN_ERR_BUSOFF:
-        return ControllerState.BUS_OFF
-    if can_id & CAN_ERR_CRTL and len(msg.data) > 1:
-        status = msg.data[1]
-        if status & (CAN_ERR_CRTL_RX_PASSIVE | CAN_ERR_CRTL_TX_PASSIVE):
-            return ControllerState.ERROR_PASSIVE
-        if status & (CAN_ERR_CRTL_RX_WARNING | CAN_ERR_CRTL_TX_WARNING):
-            return ControllerState.ERROR_WARNING
-        if status & CAN_ERR_CRTL_ACTIVE:
-            return ControllerState.ERROR_ACTIVE
-    if can_id & CAN_ERR_RESTARTED:
-        return ControllerState.ERROR_ACTIVE
-    return None
 
 
 #: errno values of a send or receive that mean the interface went away (down, deleted, unplugged)
@@ -396,14 +334,14 @@ class Port:
 
     def _send_failed(self, exc: Exception) -> None:
         """A full transmit queue (ENOBUFS) or a missing acknowledgement only costs this frame."""
-        if _errno_of(exc) in _LOST:
+        if errno_of(exc) in _LOST:
             self._lost(exc)
             return
         self.counters.tx_errors += 1
         log.debug("send failed: %s", exc)
 
     def _count_error_frame(self, msg: can.Message) -> None:
-        classes = [name for bit, name in ERROR_CLASSES if msg.arbitration_id & bit] or ["unspecified"]
+        classes = error_classes(msg)
         for name in classes:
             self.counters.error_frames[name] += 1
         state = state_from_error_frame(msg)

@@ -4,8 +4,8 @@ Waiting is the clock's job, not the loop's: a real clock sleeps until the deadli
 frames while it waits), while a virtual clock only jumps to the deadline; the loop drains what is
 queued at every tick. The nodes' logic reads time only through a Clock, so it runs the same in
 virtual time. Outside it the time is read for plumbing only: the bus port's reconnect backoff
-and the kernel-timed transmitter (``time.monotonic``, ecu_sim.bus and ecu_sim.transmit), the
-wall-clock timestamps of a recording (ecu_sim.recording), and ``simulate``'s speed report.
+and the kernel-timed transmitter (``time.monotonic``, ecu_sim.bus.port and ecu_sim.bus.transmit), the
+wall-clock timestamps of a recording (ecu_sim.io.recorder), and ``simulate``'s speed report.
 """
 
 from __future__ import annotations

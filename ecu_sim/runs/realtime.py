@@ -13,19 +13,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
 
-from ecu_sim import bus as canbus
-from ecu_sim import faults
-from ecu_sim.bus import Port
-from ecu_sim.ccm import Ccm
-from ecu_sim.clock import MonotonicClock
-from ecu_sim.config import Settings
-from ecu_sim.ecu import Ecu
-from ecu_sim.loop import TickLoop
-from ecu_sim.profile import Profile, RoleCodec
-from ecu_sim.recording import Recorder, header
-from ecu_sim.route import GradeSchedule
-from ecu_sim.service import Notifier
-from ecu_sim.transmit import KernelTransmitter, Transmitter, make_transmitter
+from ecu_sim.bus import port as canbus
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import KernelTransmitter, Transmitter, make_transmitter
+from ecu_sim.codec.profile import Profile, RoleCodec
+from ecu_sim.faults import injector as faults
+from ecu_sim.io.recorder import Recorder, header
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.runtime.clock import MonotonicClock
+from ecu_sim.runtime.loop import TickLoop
+from ecu_sim.service.notify import Notifier
+from ecu_sim.settings.load import Settings
+from ecu_sim.vehicle.route import GradeSchedule
 
 log = logging.getLogger("ecu_sim")
 
@@ -176,7 +176,7 @@ def attach_faults(node: Ecu | Ccm, kind: NodeKind, profile: Profile, schedule: f
 
 def start_recording(kind: NodeKind, node: Ecu | Ccm, settings: Settings, profile: Profile,
                     route: GradeSchedule | None, schedule: faults.FaultSchedule) -> Recorder | None:
-    """``--record``: a tap on the node's port and a hook after each tick (ecu_sim.recording)."""
+    """``--record``: a tap on the node's port and a hook after each tick (ecu_sim.io.recorder)."""
     path = settings.record.file
     if path is None:
         return None

@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecu_sim.controller import PiParams
+from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile, RoleCodec
+from ecu_sim.control.pi import PiParams
 from ecu_sim.errors import ConfigError
-from ecu_sim.model import TruckParams
-from ecu_sim.profile import DEFAULT_PERIOD_S, Profile, RoleCodec
+from ecu_sim.vehicle.model import TruckParams
 
 ENV_PREFIX = "ECU_SIM_"
 _CLI_PREFIX = "cfg:"
@@ -249,7 +249,9 @@ def _ident(codec: RoleCodec) -> str:
 
 def _check_faults(faults: FaultSettings, origins: Mapping[str, str]) -> None:
     """Each ``inject`` entry parses; a mistake names the file, variable or option it came from."""
-    from ecu_sim.faults import parse_fault  # imported late: ecu_sim.faults imports this module
+    from ecu_sim.faults.injector import (
+        parse_fault,  # imported late: ecu_sim.faults.injector imports this module
+    )
 
     origin = origins.get("faults.inject", "--fault")
     where = _FLAGS.get("faults.inject", "--fault") if origin.endswith("command line") else origin

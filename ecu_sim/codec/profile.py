@@ -380,7 +380,7 @@ class RoleCodec:
 
 
 def _builtin_dir() -> importlib.resources.abc.Traversable:
-    return importlib.resources.files("ecu_sim") / "dbc"
+    return importlib.resources.files("ecu_sim.codec") / "dbc"
 
 
 def available_profiles() -> list[str]:
@@ -551,7 +551,7 @@ class Profile:
                 "different messages: choose them with --speed-signal and --app-signal MESSAGE.SIGNAL."
             )
         # The DBC's cycle time of the speed message is the loop period unless --period or
-        # [run] period_s says otherwise (ecu_sim.config.load).
+        # [run] period_s says otherwise (ecu_sim.settings.load.load).
         cycle_ms = speed.message.cycle_time
         period_s = cycle_ms / 1000.0 if cycle_ms is not None and cycle_ms > 0 else DEFAULT_PERIOD_S
         return cls(

@@ -36,10 +36,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecu_sim.config import FaultSettings
+from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.codec.profile import Invalid, RoleCodec
 from ecu_sim.errors import ConfigError
-from ecu_sim.profile import Invalid, RoleCodec
-from ecu_sim.transmit import Transmitter
+from ecu_sim.settings.load import FaultSettings
 
 log = logging.getLogger(__name__)
 

@@ -35,10 +35,10 @@ from typing import Protocol
 
 import can
 
-from ecu_sim.bus import Port
-from ecu_sim.loop import HeldInput
-from ecu_sim.profile import Invalid, RoleCodec
-from ecu_sim.transmit import Transmitter
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.codec.profile import Invalid, RoleCodec
+from ecu_sim.runtime.loop import HeldInput
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ _TICK_EPSILON = 1e-9
 
 
 class Output(Protocol):
-    """Where a node's frames go when faults are injected: see :mod:`ecu_sim.faults`."""
+    """Where a node's frames go when faults are injected: see :mod:`ecu_sim.faults.injector`."""
 
     def send(self, tick: int, data: bytes) -> bool:
         """Send (or withhold) the payload of ``tick``; True when a frame went to the port."""
