@@ -1,7 +1,7 @@
 """Rules for the message profiles: wire bytes, J1939 ranges, matching and DBC errors.
 
-The byte vectors come from /work/shared/reference/wire-format.md; they are what existing testbed
-controllers and off-the-shelf J1939 equipment put on the bus, so a mismatch here is a compatibility bug.
+The byte vectors are what existing testbed controllers and off-the-shelf J1939 equipment put on the
+bus, so a mismatch here is a compatibility bug.
 """
 
 from __future__ import annotations
@@ -18,14 +18,8 @@ from cantools.database.utils import sawtooth_to_network_bitnum
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecu_sim.codec.profile import (
-    _MATCH_CACHE_MAX,
-    DEFAULT_PERIOD_S,
-    Invalid,
-    Profile,
-    RoleCodec,
-    available_profiles,
-)
+from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile, available_profiles
+from ecu_sim.codec.role import _MATCH_CACHE_MAX, Invalid, RoleCodec
 from ecu_sim.errors import ConfigError
 
 PROFILES = ("amp", "j1939")
@@ -106,7 +100,7 @@ BA_DEF_DEF_ "GenMsgCycleTime" 0;
 
 
 #: (profile, km/h sent, the exact payload, the km/h that payload decodes to), checked in both
-#: directions. amp: wire-format.md's testbed vectors, bytes 5..6 little-endian at 1/256 km/h.
+#: directions. amp: the testbed's vectors, bytes 5..6 little-endian at 1/256 km/h.
 #: j1939: SPN 84 in bytes 1..2 little-endian at 1/256 km/h; every other parameter of CCVS1 is sent
 #: as not available (all ones) and so are the unused bits. 250.996 km/h is the DBC's rounding of
 #: the top valid raw value 0xFAFF = 250.99609375 km/h.
@@ -585,7 +579,6 @@ BO_ 291 VEH: 8 A
         Profile.load(dbc_path=dbc, speed_signal="VEH.Speed", app_signal="VEH.Pedal")
 
 
-
 def test_unknown_profile_raises_config_error_listing_the_known_ones() -> None:
     with pytest.raises(ConfigError) as info:
         Profile.load("nonesuch")
@@ -724,7 +717,7 @@ def test_speed_message_and_app_limits_follow_the_dbc(profile: Profile) -> None:
 
 
 def expected_decode(codec: RoleCodec, payload: bytes) -> float | Invalid:
-    """Reference: cantools for the bits, wire-format.md's J1939 table for the classes."""
+    """Reference: cantools for the bits, the J1939-71 top-byte table for the classes."""
     raw = cantools_raw(codec.message, payload, codec.signal_name)
     top = raw >> (codec.signal.length - 8)
     if top == 0xFF:
