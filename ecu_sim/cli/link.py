@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 
-from ecu_sim.link import netlink as link
+from ecu_sim.link.apply import configure, ensure_vcan, link_state, restart
+from ecu_sim.link.plan import ControllerSettings, check_settings
+from ecu_sim.link.show import format_state
 
 
 def _on_off(value: str) -> bool:
@@ -52,20 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     name: str = args.name
-    settings = (args.bitrate, args.restart_ms, args.berr_reporting, args.listen_only)
-    changing = args.create or args.restart or any(value is not None for value in settings)
-    if any(value is not None for value in settings) or args.restart:
-        link.check_settings(args.bitrate, args.restart_ms)  # before --create changes anything
+    wanted = ControllerSettings(args.bitrate, args.restart_ms, args.berr_reporting, args.listen_only)
+    check_settings(wanted.bitrate, wanted.restart_ms)  # before --create changes anything
     if args.create:
-        _report(name, link.ensure_vcan(name))
-    if any(value is not None for value in settings):
-        _report(name, link.configure(name, bitrate=args.bitrate, restart_ms=args.restart_ms,
-                                     berr_reporting=args.berr_reporting, listen_only=args.listen_only))
+        _report(name, ensure_vcan(name))
+    if wanted.any_set:
+        _report(name, configure(name, bitrate=wanted.bitrate, restart_ms=wanted.restart_ms,
+                                berr_reporting=wanted.berr_reporting, listen_only=wanted.listen_only))
     if args.restart:
-        restarted = link.restart(name)
+        restarted = restart(name)
         print(f"{name}: {', '.join(restarted)}" if restarted else f"{name}: unchanged (not bus-off)")
-    if args.show or not changing:
-        print(link.format_state(link.link_state(name)))
+    if args.show or not (args.create or args.restart or wanted.any_set):
+        print(format_state(link_state(name)))
     return 0
 
 

@@ -1,8 +1,8 @@
 """``ecu-sim link`` against a real kernel: vcan creation, idempotence, and emulated CAN controllers.
 
 These run inside the VM (scripts/vm-test).  The bus is checked through raw sockets and sysfs, not
-through ecu_sim.  Starting ``python -m ecu_sim`` costs tens of seconds under software emulation, so
-only the calls the command line itself must prove are subprocesses; the rest calls ``main`` in-process.
+through ecu_sim.  Starting ``python -m ecu_sim`` is slow under software emulation, so only the calls
+the command line itself must prove are subprocesses; the rest calls ``main`` in-process.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from ecu_sim.bus.state import ControllerState
 from ecu_sim.cli import main
-from ecu_sim.link import netlink as link
+from ecu_sim.link import apply
+from ecu_sim.link.errors import LinkError, LinkUnsupportedError
 from tests.socketcan.conftest import (
     ARPHRD_CAN,
     CAN_ERR_FLAG,
@@ -113,26 +115,26 @@ def test_a_down_vcan_is_only_brought_up(vcan: str) -> None:
 
     with IPRoute() as ipr:
         ipr.link("set", index=link_ifindex(vcan), state="down")
-    assert link.ensure_vcan(vcan) == ["brought up"]
-    assert link.ensure_vcan(vcan) == []
+    assert apply.ensure_vcan(vcan) == ["brought up"]
+    assert apply.ensure_vcan(vcan) == []
     assert link_flags(vcan) & IFF_UP
 
 
 def test_link_state_of_a_live_vcan(vcan: str) -> None:
-    state = link.link_state(vcan)
+    state = apply.link_state(vcan)
     assert (state.name, state.kind, state.up, state.mtu) == ("vcan0", "vcan", True, 72)
     assert state.index == link_ifindex(vcan)
     assert state.controller_state is None and state.bitrate is None
 
 
 def test_controller_settings_on_a_vcan_are_refused(vcan: str) -> None:
-    with pytest.raises(link.LinkUnsupportedError, match="not a CAN controller"):
-        link.configure(vcan, bitrate=250000)
+    with pytest.raises(LinkUnsupportedError, match="not a CAN controller"):
+        apply.configure(vcan, bitrate=250000)
 
 
 def test_create_refuses_to_take_over_another_kind_of_interface() -> None:
-    with pytest.raises(link.LinkError, match="lo already exists and is a"):
-        link.ensure_vcan("lo")
+    with pytest.raises(LinkError, match="lo already exists and is a"):
+        apply.ensure_vcan("lo")
     assert link_flags("lo") & IFF_UP
 
 
@@ -164,16 +166,16 @@ needs_controllers = pytest.mark.skipif(
 def test_a_controller_without_bit_timing_cannot_come_up() -> None:
     """A fresh SJA1000 has no bit rate; bringing it up is refused with the command that fixes it."""
     can1 = CONTROLLERS[1]
-    state = link.link_state(can1)
+    state = apply.link_state(can1)
     if state.bitrate is not None:
         pytest.skip("the controller was configured by an earlier test; the kernel cannot unset a bit rate")
-    with pytest.raises(link.LinkError, match="--bitrate 250000"):
-        link.configure(can1)
+    with pytest.raises(LinkError, match="--bitrate 250000"):
+        apply.configure(can1)
 
 
 @needs_controllers
 def test_configure_a_controller_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    """In-process ``main``: the subprocess path is already proven on vcan0 and costs a minute here."""
+    """In-process ``main``: the subprocess path is already proven on vcan0 and is slow under emulation."""
     can0 = CONTROLLERS[0]
     assert main(["link", can0, "--bitrate", "250000", "--restart-ms", "100", "--berr-reporting", "on",
                  "--show"]) == 0
@@ -188,26 +190,26 @@ def test_configure_a_controller_from_the_command_line(capsys: pytest.CaptureFixt
     assert fields["error counters"] == "tx 0 rx 0"
     assert fields["device stats"].startswith("bus-error 0 ")
 
-    state = link.link_state(can0)
-    assert link.configure(can0, bitrate=250000, restart_ms=100, berr_reporting=True) == []
-    assert link.link_state(can0) == state, "an unchanged configure must not bounce the link"
+    state = apply.link_state(can0)
+    assert apply.configure(can0, bitrate=250000, restart_ms=100, berr_reporting=True) == []
+    assert apply.link_state(can0) == state, "an unchanged configure must not bounce the link"
 
 
 @needs_controllers
 def test_controllers_on_one_bus_exchange_frames_and_listen_only_is_applied() -> None:
     can0, can1 = CONTROLLERS[:2]
     for name in (can0, can1):
-        link.configure(name, bitrate=500000, listen_only=False)
-    assert link.link_state(can1).bitrate == 500000
+        apply.configure(name, bitrate=500000, listen_only=False)
+    assert apply.link_state(can1).bitrate == 500000
     with RawCapture(can1) as capture, RawCapture(can0) as sender:
         sender.send(0x18FEF117, b"\x11\x22")
         (frame,) = capture.wait_for(lambda f: f.can_id == 0x18FEF117, timeout=5)
     assert frame.data == b"\x11\x22"
 
-    assert link.configure(can1, listen_only=True) == ["listen-only on"]
-    state = link.link_state(can1)
+    assert apply.configure(can1, listen_only=True) == ["listen-only on"]
+    state = apply.link_state(can1)
     assert (state.listen_only, state.up, state.bitrate) == (True, True, 500000)
-    assert link.configure(can1, listen_only=False) == ["listen-only off"]
+    assert apply.configure(can1, listen_only=False) == ["listen-only off"]
 
 
 @needs_controllers
@@ -220,12 +222,12 @@ def test_the_kernel_takes_the_restart_request_and_answers_for_the_controller_sta
     it sets restart-ms 0 on a controller the tests above configured.
     """
     can0 = CONTROLLERS[0]
-    link.configure(can0, bitrate=250000, restart_ms=0)
-    state = link.link_state(can0)
+    apply.configure(can0, bitrate=250000, restart_ms=0)
+    state = apply.link_state(can0)
     assert (state.up, state.restart_ms) == (True, 0)
-    assert state.controller_state is link.ControllerState.ERROR_ACTIVE
+    assert state.controller_state is ControllerState.ERROR_ACTIVE
     with pytest.raises(OSError) as refused:
-        link._restart_request(state.index)
+        apply._restart_request(state.index)
     assert refused.value.errno == errno.EBUSY, refused.value
-    assert link.restart(can0) == [], "not bus-off: nothing to restart"
+    assert apply.restart(can0) == [], "not bus-off: nothing to restart"
     assert main(["link", can0, "--restart"]) == 0
