@@ -152,3 +152,12 @@ def test_a_bad_fault_in_the_configuration_file_exits_2_naming_file_and_key(tmp_p
     result = run_cli("--config", str(ini), "--duration", "0.1")
     assert result.returncode == 2
     assert f"[faults] inject in {ini} 'drop=2'" in result.stderr and "probability" in result.stderr
+
+
+def test_faults_separated_by_a_semicolon_in_the_configuration_exit_2_saying_how_to_separate_them(
+        tmp_path: Path) -> None:
+    ini = tmp_path / "faults.ini"
+    ini.write_text("[faults]\ninject = drop=0.1;silent@60+5\n")
+    result = run_cli("--config", str(ini), "--duration", "0.1")
+    assert result.returncode == 2
+    assert f"[faults] inject in {ini}" in result.stderr and "one fault per line" in result.stderr

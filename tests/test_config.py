@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from ecu_sim.errors import ConfigError
+from ecu_sim.runs.prepare import prepare
 from ecu_sim.settings import load as config
+from ecu_sim.settings import values
+from ecu_sim.settings.model import LOG_LEVELS, RunSettings, Settings
 from tests.conftest import PLAIN_DBC
 
 
@@ -27,9 +30,22 @@ def write_ini(tmp_path: Path, text: str) -> str:
     return str(path)
 
 
+def prepared(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
+    """Loaded and checked against the DBC, as a run starts."""
+    settings, _ = prepare(config.load(args, environ={} if environ is None else environ))
+    return settings
+
+
 def test_defaults_are_the_reference_truck_at_10_hz() -> None:
-    settings = config.load(cli(), environ={})
+    settings = prepared(cli())
     assert (settings.truck.mass_kg, settings.run.period_s, settings.profile.name) == (11793.0, 0.1, "amp")
+
+
+def test_the_period_is_left_open_until_the_dbc_is_known() -> None:
+    settings = config.load(cli(), environ={})
+    assert settings.run.period_s is None
+    with pytest.raises(ValueError, match="prepare"):
+        settings.run.input_timeout_s(None)
 
 
 def test_ini_file_sets_model_controller_and_run_parameters(tmp_path: Path) -> None:
@@ -105,7 +121,7 @@ def test_environment_variables_outside_the_config_sections_are_ignored() -> None
 
 
 def test_default_input_timeout_is_three_periods() -> None:
-    settings = config.load(cli(run__period_s=0.05), environ={})
+    settings = prepared(cli(run__period_s=0.05))
     assert settings.run.input_timeout_s(settings.run.app_timeout_s) == pytest.approx(0.15)
 
 
@@ -119,29 +135,29 @@ def plain_dbc(tmp_path: Path, text: str = PLAIN_DBC) -> dict[str, object]:
 
 
 def test_the_period_defaults_to_the_gen_msg_cycle_time_of_the_speed_message(tmp_path: Path) -> None:
-    settings = config.load(cli(**plain_dbc(tmp_path)), environ={})
+    settings = prepared(cli(**plain_dbc(tmp_path)))
     assert settings.run.period_s == pytest.approx(0.02)
     assert settings.run.input_timeout_s(settings.run.app_timeout_s) == pytest.approx(0.06)
 
 
 def test_the_period_defaults_to_100_ms_when_the_dbc_gives_no_cycle_time(tmp_path: Path) -> None:
     no_cycle = PLAIN_DBC.replace('BA_ "GenMsgCycleTime" BO_ 291 20;\n', "")
-    assert config.load(cli(**plain_dbc(tmp_path, no_cycle)), environ={}).run.period_s == 0.1
+    assert prepared(cli(**plain_dbc(tmp_path, no_cycle))).run.period_s == 0.1
 
 
 def test_period_option_ini_and_environment_override_the_dbc_cycle_time(tmp_path: Path) -> None:
     given = plain_dbc(tmp_path)
-    assert config.load(cli(run__period_s=0.05, **given), environ={}).run.period_s == 0.05
+    assert prepared(cli(run__period_s=0.05, **given)).run.period_s == 0.05
     ini = write_ini(tmp_path, "[run]\nperiod_s = 0.2\n")
-    assert config.load(cli(config=ini, **given), environ={}).run.period_s == 0.2
-    assert config.load(cli(**given), environ={"ECU_SIM_RUN_PERIOD_S": "0.5"}).run.period_s == 0.5
+    assert prepared(cli(config=ini, **given)).run.period_s == 0.2
+    assert prepared(cli(**given), {"ECU_SIM_RUN_PERIOD_S": "0.5"}).run.period_s == 0.5
 
 
 @pytest.mark.parametrize("key", ["initial_speed_kph", "set_speed_kph"])
 @pytest.mark.parametrize("value", [-0.5, 251.0, 300.0, float("nan"), float("inf")])
 def test_speeds_outside_the_dbc_speed_range_are_rejected_naming_key_and_range(key: str, value: float) -> None:
     with pytest.raises(ConfigError) as info:
-        config.load(cli(**{f"run__{key}": value}), environ={})
+        prepared(cli(**{f"run__{key}": value}))
     text = str(info.value)
     assert key in text and "command line" in text
     if math.isfinite(value):
@@ -151,22 +167,22 @@ def test_speeds_outside_the_dbc_speed_range_are_rejected_naming_key_and_range(ke
 @pytest.mark.parametrize("name", ["amp", "j1939"])
 def test_the_top_of_the_dbc_speed_range_is_accepted(name: str) -> None:
     given = cli(profile__name=name, run__initial_speed_kph=250.996, run__set_speed_kph=250.996)
-    settings = config.load(given, environ={})
+    settings = prepared(given)
     assert settings.run.set_speed_kph == 250.996
 
 
 def test_the_speed_range_is_the_loaded_dbc_s_not_a_fixed_one(tmp_path: Path) -> None:
     given = plain_dbc(tmp_path)
-    assert config.load(cli(run__set_speed_kph=110.0, **given), environ={}).run.set_speed_kph == 110.0
+    assert prepared(cli(run__set_speed_kph=110.0, **given)).run.set_speed_kph == 110.0
     ini = write_ini(tmp_path, "[run]\nset_speed_kph = 130\n")
     with pytest.raises(ConfigError, match=r"set_speed_kph .*VEH\.Speed.*0\.\.120 km/h.*130.*ecu-sim\.ini"):
-        config.load(cli(config=ini, **given), environ={})
+        prepared(cli(config=ini, **given))
 
 
 def test_a_default_speed_outside_the_dbc_range_says_it_is_the_default(tmp_path: Path) -> None:
     given = plain_dbc(tmp_path, PLAIN_DBC.replace("[0|120]", "[0|60]"))
     with pytest.raises(ConfigError, match=r"initial_speed_kph .*0\.\.60 km/h \(got 80, the default\)"):
-        config.load(cli(**given), environ={})
+        prepared(cli(**given))
 
 
 @pytest.mark.parametrize("key", ["app_timeout_s", "speed_timeout_s"])
@@ -174,21 +190,45 @@ def test_an_input_timeout_below_one_period_is_rejected_saying_the_minimum(tmp_pa
     ini = write_ini(tmp_path, f"[run]\nperiod_s = 0.1\n{key} = 0.05\n")
     with pytest.raises(ConfigError, match=rf"{key} must be at least one period, period_s = 0\.1 s.*"
                                           rf"0\.05.*\[run\] {key} in .*ecu-sim\.ini"):
-        config.load(cli(config=ini), environ={})
+        prepared(cli(config=ini))
 
 
 def test_an_input_timeout_of_one_period_is_accepted() -> None:
     given = cli(run__period_s=0.1, run__app_timeout_s=0.1, run__speed_timeout_s=0.3)
-    settings = config.load(given, environ={})
+    settings = prepared(given)
     assert (settings.run.app_timeout_s, settings.run.speed_timeout_s) == (0.1, 0.3)
 
 
 def test_an_input_timeout_is_checked_against_the_dbc_period(tmp_path: Path) -> None:
     # 0.05 s is 2.5 periods of the DBC's 20 ms, but less than one of the 100 ms given explicitly.
     given = plain_dbc(tmp_path)
-    assert config.load(cli(run__app_timeout_s=0.05, **given), environ={}).run.app_timeout_s == 0.05
+    assert prepared(cli(run__app_timeout_s=0.05, **given)).run.app_timeout_s == 0.05
     with pytest.raises(ConfigError, match="app_timeout_s must be at least one period"):
-        config.load(cli(run__app_timeout_s=0.05, run__period_s=0.1, **given), environ={})
+        prepared(cli(run__app_timeout_s=0.05, run__period_s=0.1, **given))
+
+
+def test_an_input_timeout_below_the_dbc_period_is_rejected_once_the_period_is_known(tmp_path: Path) -> None:
+    given = cli(run__app_timeout_s=0.01, **plain_dbc(tmp_path))
+    assert config.load(given, environ={}).run.app_timeout_s == 0.01  # no period yet to compare with
+    with pytest.raises(ConfigError, match=r"app_timeout_s must be at least one period, period_s = 0\.02 s"):
+        prepared(given)
+
+
+def test_the_origin_of_a_period_taken_from_the_dbc_names_the_message_and_the_file(tmp_path: Path) -> None:
+    settings, _ = prepare(config.load(cli(**plain_dbc(tmp_path)), environ={}))
+    assert settings.origins["run.period_s"] == f"GenMsgCycleTime 20 ms of VEH in {tmp_path / 'plain.dbc'}"
+
+
+def test_prepare_keeps_a_given_period_and_its_origin(tmp_path: Path) -> None:
+    ini = write_ini(tmp_path, "[run]\nperiod_s = 0.2\n")
+    settings, profile = prepare(config.load(cli(config=ini, **plain_dbc(tmp_path)), environ={}))
+    assert settings.run.period_s == 0.2 and profile.period_s == pytest.approx(0.02)
+    assert settings.origins["run.period_s"] == f"[run] period_s in {ini}"
+
+
+def test_prepare_checks_settings_built_in_code_too() -> None:
+    with pytest.raises(ConfigError, match=r"set_speed_kph must be within the DBC range .*got 300"):
+        prepare(Settings(run=RunSettings(set_speed_kph=300.0)))
 
 
 @pytest.mark.parametrize(("key", "role", "message"),
@@ -196,7 +236,7 @@ def test_an_input_timeout_is_checked_against_the_dbc_period(tmp_path: Path) -> N
 def test_a_source_filter_on_a_message_that_is_no_j1939_pg_is_rejected(
         tmp_path: Path, key: str, role: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
-        config.load(cli(**{f"profile__{key}": 0x26}, **plain_dbc(tmp_path)), environ={})
+        prepared(cli(**{f"profile__{key}": 0x26}, **plain_dbc(tmp_path)))
     text = str(info.value)
     assert f"{key} (" in text and "command line" in text
     assert f"{role} message {message}" in text and "not a J1939 parameter group" in text
@@ -205,7 +245,7 @@ def test_a_source_filter_on_a_message_that_is_no_j1939_pg_is_rejected(
 def test_a_source_filter_from_the_file_names_the_file(tmp_path: Path) -> None:
     ini = write_ini(tmp_path, "[profile]\nspeed_source = 0x25\n")
     with pytest.raises(ConfigError, match=r"speed_source \(\[profile\] speed_source in .*ecu-sim\.ini\)"):
-        config.load(cli(config=ini, **plain_dbc(tmp_path)), environ={})
+        prepared(cli(config=ini, **plain_dbc(tmp_path)))
 
 
 @pytest.mark.parametrize("raw", ["300", "254", "-1", "0x100", "engine"])
@@ -217,8 +257,8 @@ def test_a_source_address_outside_0_to_253_states_the_range_and_the_origin(tmp_p
 
 def test_the_source_address_type_tells_argparse_the_range() -> None:
     with pytest.raises(argparse.ArgumentTypeError, match=r"0\.\.253.*'300'"):
-        config.source_address("300")
-    assert (config.source_address("0"), config.source_address("0xFD")) == (0, 253)
+        values.source_address("300")
+    assert (values.source_address("0"), values.source_address("0xFD")) == (0, 253)
 
 
 def test_a_bad_fault_in_the_file_names_the_file_and_the_key(tmp_path: Path) -> None:
@@ -239,4 +279,29 @@ def test_a_bad_fault_on_the_command_line_names_the_option() -> None:
 
 def test_speed_and_app_in_one_frame_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match=r"both in frame 0x18FEF100"):
-        config.load(cli(profile__name="j1939", profile__app_signal="CCVS1.CruiseCtrlSetSpeed"), environ={})
+        prepared(cli(profile__name="j1939", profile__app_signal="CCVS1.CruiseCtrlSetSpeed"))
+
+
+# --- where each value came from, and the words the checks use -------------------------------------
+
+def test_origins_name_the_file_the_variable_and_the_option_of_each_given_key(tmp_path: Path) -> None:
+    ini = write_ini(tmp_path, "[truck]\nmass_kg = 9000\n[bus]\nchannel = can1\n")
+    settings = config.load(cli(config=ini, run__set_speed_kph=70.0), environ={"ECU_SIM_CONTROLLER_KP": "3"})
+    assert settings.origins["truck.mass_kg"] == f"[truck] mass_kg in {ini}"
+    assert settings.origins["bus.channel"] == f"[bus] channel in {ini}"
+    assert settings.origins["controller.kp"] == "environment variable ECU_SIM_CONTROLLER_KP"
+    assert settings.origins["run.set_speed_kph"].endswith("command line")
+    assert "run.initial_speed_kph" not in settings.origins  # a default was given nowhere
+
+
+def test_origins_do_not_make_equal_settings_differ(tmp_path: Path) -> None:
+    ini = write_ini(tmp_path, "[truck]\nmass_kg = 9000\n")
+    from_file = config.load(cli(config=ini), environ={})
+    assert from_file == config.load(cli(), environ={"ECU_SIM_TRUCK_MASS_KG": "9000"})
+
+
+def test_a_log_level_outside_the_shared_list_is_rejected_listing_it(tmp_path: Path) -> None:
+    assert LOG_LEVELS == ("debug", "info", "warning", "error")
+    ini = write_ini(tmp_path, "[run]\nlog_level = verbose\n")
+    with pytest.raises(ConfigError, match=r"log_level must be debug, info, warning or error \(got 'verb"):
+        config.load(cli(config=ini), environ={})

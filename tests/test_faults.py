@@ -17,7 +17,10 @@ from pathlib import Path
 import can
 import pytest
 
-from ecu_sim.faults.injector import FaultSchedule, parse_fault
+from ecu_sim.codec.profile import Profile
+from ecu_sim.errors import ConfigError
+from ecu_sim.faults.injector import check
+from ecu_sim.faults.spec import Fault, FaultSchedule, after_the_run, describe, parse_fault
 from tests.conftest import clean_env, ecu_sim_command, udp_args
 from tests.nodebench import Bench
 
@@ -26,7 +29,7 @@ Frames = list[list[float | str]]
 
 def run(faults: tuple[str, ...] = (), ticks: int = 40, kind: str = "ecu", seed: int = 0) -> Frames:
     """What the node sent, tick by tick (an empty list for a tick that sent nothing)."""
-    bench = Bench(kind, faults=faults, seed=seed)  # type: ignore[arg-type]
+    bench = Bench(kind, faults=faults, seed=seed)
     try:
         if kind == "ccm":
             bench.send_value(85.0)
@@ -139,8 +142,8 @@ def test_a_window_still_open_when_the_run_ends_is_logged_with_that_tick(
         with caplog.at_level(logging.INFO, logger="ecu_sim"):
             for _ in range(25):
                 bench.tick()
-            assert bench.node.faults is not None
-            bench.node.faults.finish(bench.node.tick_index)
+            assert bench.built.faults is not None
+            bench.built.faults.finish(bench.node.tick_index)
     finally:
         bench.close()
     assert ("fault freeze@1 still active when the run ended at tick 25 (2.5 s): 15 frames affected"
@@ -159,20 +162,66 @@ def test_the_status_line_counts_injected_frames_by_kind() -> None:
     bench = Bench("ecu", faults=("silent@1-2", "offset=1@3-3.5"))
     try:
         bench.tick(40)
-        assert bench.ecu.status_line().endswith("| faults offset 5, silent 10")
+        assert bench.built.status_line().endswith("| faults offset 5, silent 10")
     finally:
         bench.close()
 
 
 def test_a_scenario_file_gives_faults_and_seed_and_the_command_line_seed_wins(tmp_path: Path) -> None:
-    from ecu_sim.settings.load import FaultSettings
-
     scenario = tmp_path / "dropouts.txt"
     scenario.write_text("# a flaky link, then a stuck sensor\nseed = 11\ndrop=0.2\nfreeze@30+5  # stuck\n")
-    from_file = FaultSchedule.from_settings(FaultSettings(scenario=str(scenario)))
-    overridden = FaultSchedule.from_settings(FaultSettings(scenario=str(scenario), seed=3, inject=("na@1",)))
+    from_file = FaultSchedule.load((), str(scenario), None)
+    overridden = FaultSchedule.load(("na@1",), str(scenario), 3)
     assert from_file == FaultSchedule((parse_fault("drop=0.2"), parse_fault("freeze@30-35")), 11)
     assert overridden.seed == 3 and overridden.faults[-1] == parse_fault("na@1")
+
+
+def test_a_schedule_without_a_scenario_or_a_seed_has_seed_0() -> None:
+    assert FaultSchedule.load(["drop=0.5", "silent@60+5"], None, None) == FaultSchedule(
+        (parse_fault("drop=0.5"), parse_fault("silent@60-65")), 0)
+
+
+@pytest.mark.parametrize(("text", "fault"), [
+    ("drop", Fault("drop")), ("DROP=0.25", Fault("drop", 0.25)),
+    ("na@120+2", Fault("not_available", None, 120, 122)),
+    ("offset=+3.5@150-170", Fault("offset", 3.5, 150, 170)), ("delay=.3@2", Fault("delay", 0.3, 2, None)),
+])
+def test_a_fault_spec_parses_into_kind_value_and_window(text: str, fault: Fault) -> None:
+    assert parse_fault(text) == fault
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("wobble", "unknown fault 'wobble'"), ("drop=1.5", "probability"), ("freeze=2", "takes no value"),
+    ("offset", "needs a value"), ("silent@5-4", "ends before it starts"), ("silent@soon", "window"),
+])
+def test_a_bad_fault_spec_says_what_is_wrong_and_where(text: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^scenario file x, line 3: {re.escape(repr(text))}: .*{says}"):
+        parse_fault(text, "scenario file x, line 3:")
+
+
+def test_a_fault_prints_as_the_spec_it_was_parsed_from() -> None:
+    assert [str(parse_fault(t)) for t in ("drop=0.5", "silent@60+5", "na@1")] == [
+        "drop=0.5", "silent@60-65", "not_available@1"]
+    assert describe([]) == "none"
+
+
+def test_only_faults_starting_at_or_after_the_end_of_the_run_are_after_it() -> None:
+    faults = [parse_fault(t) for t in ("silent@0.2", "silent@0.3", "drop")]
+    assert after_the_run(faults, 0.3) == [faults[1]] and after_the_run(faults, None) == []
+
+
+def test_a_scenario_seed_that_is_not_an_integer_names_file_and_line(tmp_path: Path) -> None:
+    scenario = tmp_path / "seed.txt"
+    scenario.write_text("drop=0.1\nseed = many\n")
+    with pytest.raises(ConfigError, match=rf"scenario file {re.escape(str(scenario))}, line 2: the seed"):
+        FaultSchedule.load((), str(scenario), None)
+
+
+def test_a_delay_that_is_not_whole_periods_is_refused_before_the_bus_is_opened() -> None:
+    codec = Profile.load("amp").speed
+    with pytest.raises(ConfigError, match="whole number of periods"):
+        check([parse_fault("delay=0.25")], codec, 0.1)
+    check([parse_fault("delay=0.3"), parse_fault("error"), parse_fault("na")], codec, 0.1)
 
 
 @pytest.mark.slow

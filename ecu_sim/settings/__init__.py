@@ -1,1 +1,1 @@
-"""settings."""
+"""Settings as plain data, and merging them from defaults, an INI file, the environment and options."""

@@ -1,0 +1,81 @@
+"""Settings made whole against the files they name (the DBC, the route), before any bus is opened.
+
+Some settings only make sense against the message profile: the loop period defaults to the DBC's
+cycle time of the speed message, speeds must lie within the speed signal's DBC range, and a
+source-address filter needs a J1939 parameter group. The DBC is parsed here once and handed on
+with the settings, so a run neither parses it twice nor starts with settings it cannot keep.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ecu_sim.codec.profile import Profile
+from ecu_sim.errors import ConfigError
+from ecu_sim.j1939.ids import format_id
+from ecu_sim.settings.model import Settings, locate
+from ecu_sim.vehicle.route import GradeSchedule
+
+
+def prepare(settings: Settings) -> tuple[Settings, Profile]:
+    """The settings with ``run.period_s`` filled in, and their profile; ConfigError names each mistake."""
+    p = settings.profile
+    profile = Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
+    if settings.run.period_s is None:
+        settings = dataclasses.replace(
+            settings, run=dataclasses.replace(settings.run, period_s=profile.period_s),
+            origins={**settings.origins, "run.period_s": _period_origin(profile)})
+    # Again with the period now known: an input timeout must be at least one period of it.
+    problems = settings.run.problems()
+    if problems:
+        raise ConfigError("; ".join(locate(problem, "run", settings.origins) for problem in problems))
+    _check_against_profile(settings, profile)
+    return settings, profile
+
+
+def load_route(settings: Settings) -> GradeSchedule:
+    """The ECU's route: a CSV file, a constant grade, or the testbed's route when neither is given.
+
+    Loaded before the bus is opened, like the DBC, so a bad route file ends the command with its
+    line number before anything is on the wire.
+    """
+    run = settings.run
+    if run.grade_file is not None:
+        return GradeSchedule.from_csv(run.grade_file)
+    if run.grade_pct is not None:
+        return GradeSchedule.constant(run.grade_pct)
+    return GradeSchedule.testbed()
+
+
+def _period_origin(profile: Profile) -> str:
+    cycle_ms = profile.speed.message.cycle_time
+    if cycle_ms is not None and cycle_ms > 0:
+        return f"GenMsgCycleTime {cycle_ms} ms of {profile.speed.message_name} in {profile.dbc_path}"
+    return f"the default, {profile.speed.message_name} in {profile.dbc_path} has no GenMsgCycleTime"
+
+
+def _check_against_profile(settings: Settings, profile: Profile) -> None:
+    """What only the DBC can tell: the speed range and whether a role carries a source address."""
+    found: list[str] = []
+    origins = settings.origins
+    speed = profile.speed
+    unit = f" {speed.signal.unit}" if speed.signal.unit else ""
+    for key in ("initial_speed_kph", "set_speed_kph"):
+        value = getattr(settings.run, key)
+        if not speed.minimum <= value <= speed.maximum:
+            found.append(
+                f"{key} must be within the DBC range of the speed signal "
+                f"{speed.message_name}.{speed.signal_name} in {profile.dbc_path}, "
+                f"{speed.minimum:g}..{speed.maximum:g}{unit} "
+                f"(got {value:g}, {origins.get('run.' + key, 'the default')})")
+    for key, codec in (("app_source", profile.app), ("speed_source", profile.speed)):
+        if getattr(settings.profile, key) is not None and not codec.is_j1939:
+            found.append(
+                f"{key} ({origins.get('profile.' + key, 'given')}) filters by J1939 source address, but "
+                f"the {key.split('_')[0].replace('app', 'APP')} message {codec.message_name} "
+                f"(ID {format_id(codec.frame_id, codec.is_extended_id)}) in {profile.dbc_path} is not "
+                "a J1939 parameter group: its identifier carries no source address. Remove "
+                f"{key}, or mark the message as a J1939 PG in the DBC "
+                '(BA_ "VFrameFormat" ... 3 or BA_ "ProtocolType" "J1939").')
+    if found:
+        raise ConfigError("; ".join(found))

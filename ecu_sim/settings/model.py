@@ -1,0 +1,165 @@
+"""The settings of a run as plain frozen data, and what makes a value unusable on its own.
+
+Nothing here reads a file, the environment or a DBC: settings can be built in a test, restored
+from a recording and compared, and the checks that need the DBC live with the code that loads it
+(ecu_sim.runs.prepare). Every INI section maps onto one dataclass and every key onto one field, so
+the file format documents itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecu_sim.control.pi import PiParams
+from ecu_sim.vehicle.params import TruckParams
+
+#: the words ``[run] log_level`` and ``--log-level`` accept, least severe first
+LOG_LEVELS = ("debug", "info", "warning", "error")
+#: who times the transmissions: auto = the kernel's broadcast manager on SocketCAN, user elsewhere
+TX_MODES = ("auto", "kernel", "user")
+#: python-can writers whose files python-can reads back with every flag the nodes look at
+RECORD_FORMATS = (".log", ".asc", ".blf")
+#: the smallest input timeout, in periods: a shorter one would hold a frame for no tick at all
+_MIN_TIMEOUT_PERIODS = 1.0
+_EPSILON = 1e-9
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """Which message set is on the wire and whose frames count as input."""
+
+    name: str = "amp"
+    dbc: str | None = None
+    speed_signal: str | None = None
+    app_signal: str | None = None
+    app_source: int | None = None
+    speed_source: int | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a node runs: its schedule, timeouts and the scenario it starts from."""
+
+    #: None: the DBC's GenMsgCycleTime of the speed message, else 0.1 s; only the DBC can tell, so
+    #: ecu_sim.runs.prepare fills it in
+    period_s: float | None = None
+    app_timeout_s: float | None = None
+    speed_timeout_s: float | None = None
+    initial_speed_kph: float = 80.0
+    set_speed_kph: float = 90.0
+    grade_pct: float | None = None
+    grade_file: str | None = None
+    duration_s: float | None = None
+    status_interval_s: float = 1.0
+    log_level: str = "info"
+    tx_mode: str = "auto"
+
+    @property
+    def resolved_period_s(self) -> float:
+        """The loop period once ecu_sim.runs.prepare has taken it from the DBC if none was given."""
+        if self.period_s is None:
+            raise ValueError("period_s is not resolved yet: pass the settings through "
+                             "ecu_sim.runs.prepare.prepare first")
+        return self.period_s
+
+    def input_timeout_s(self, explicit: float | None) -> float:
+        """Older than this, an input counts as missing; by default three periods: one lost frame is not."""
+        return 3 * self.resolved_period_s if explicit is None else explicit
+
+    def problems(self) -> list[str]:
+        found = []
+        period = self.period_s
+        if period is not None and not (math.isfinite(period) and period > 0):
+            found.append(f"period_s must be > 0 (got {period})")
+            period = None
+        for name in ("app_timeout_s", "speed_timeout_s", "duration_s"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                found.append(f"{name} must be > 0 (got {value})")
+            elif (name != "duration_s" and value is not None and period is not None
+                  and value / period + _EPSILON < _MIN_TIMEOUT_PERIODS):
+                found.append(f"{name} must be at least one period, period_s = {period:g} s "
+                             f"(the minimum), or every input would count as missing at once "
+                             f"(got {value})")
+        # The speed limits come from the DBC: see ecu_sim.runs.prepare.
+        for name in ("initial_speed_kph", "set_speed_kph"):
+            if not math.isfinite(getattr(self, name)):
+                found.append(f"{name} must be a finite number (got {getattr(self, name)})")
+        if self.grade_pct is not None and self.grade_file is not None:
+            found.append("grade_pct and grade_file exclude each other: give one")
+        if self.tx_mode not in TX_MODES:
+            found.append(f"tx_mode must be {_one_of(TX_MODES)} (got {self.tx_mode!r})")
+        if self.log_level.lower() not in LOG_LEVELS:
+            found.append(f"log_level must be {_one_of(LOG_LEVELS)} (got {self.log_level!r})")
+        return found
+
+
+def _one_of(words: tuple[str, ...]) -> str:
+    return f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+@dataclass(frozen=True)
+class FaultSettings:
+    """Faults injected on purpose into what a node sends (``run`` and ``ccm``; see ecu_sim.faults)."""
+
+    #: fault specifications, e.g. ``drop=0.1`` or ``silent@60+5``; ``--fault`` may be repeated
+    inject: tuple[str, ...] = ()
+    #: a scenario file: one specification per line, and optionally ``seed = N``
+    scenario: str | None = None
+    #: seed of the random faults (default: the scenario's seed, else 0), so a run is repeatable
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class RecordSettings:
+    """``--record``: every frame received and sent, for analysis and for ``ecu-sim replay``."""
+
+    file: str | None = None
+    #: start a new file when the current one reaches this size; 0 = one file
+    max_bytes: int = 0
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.file is not None and not self.file.lower().endswith(RECORD_FORMATS):
+            found.append(f"file must end in .log, .asc or .blf, the formats that replay reads back "
+                         f"(got {self.file!r})")
+        if self.max_bytes < 0:
+            found.append(f"max_bytes must be >= 0 (got {self.max_bytes})")
+        return found
+
+
+@dataclass(frozen=True)
+class Settings:
+    profile: ProfileSettings = field(default_factory=ProfileSettings)
+    truck: TruckParams = field(default_factory=TruckParams)
+    controller: PiParams = field(default_factory=PiParams)
+    run: RunSettings = field(default_factory=RunSettings)
+    faults: FaultSettings = field(default_factory=FaultSettings)
+    record: RecordSettings = field(default_factory=RecordSettings)
+    #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
+    bus: Mapping[str, str] = field(default_factory=dict)
+    #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
+    #: ``--period on the command line``, so checks made later can name it; defaults are absent
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+
+#: INI section -> dataclass; the [bus] section is free-form and goes to python-can.
+SECTIONS: dict[str, type[Any]] = {
+    "profile": ProfileSettings,
+    "truck": TruckParams,
+    "controller": PiParams,
+    "run": RunSettings,
+    "faults": FaultSettings,
+    "record": RecordSettings,
+}
+BUS_SECTION = "bus"
+
+
+def locate(problem: str, section: str, origins: Mapping[str, str]) -> str:
+    """A problem sentence from ``problems()`` with the origin of the key it starts with, if given."""
+    key = problem.split(" ", 1)[0]
+    origin = origins.get(f"{section}.{key}")
+    return f"{problem} ({origin})" if origin else problem
