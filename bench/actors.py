@@ -128,16 +128,17 @@ def testbed(port: int, period: float, initial_kph: float, grade_pct: float) -> N
     """
     import can
 
-    from ecu_sim.codec.profile import Invalid, Profile
-    from ecu_sim.vehicle import model
-    from ecu_sim.vehicle.model import TruckParams, TruckState
+    from ecu_sim.codec.profile import Profile
+    from ecu_sim.codec.role import Invalid
+    from ecu_sim.vehicle.model import TruckModel, TruckState
+    from ecu_sim.vehicle.params import TruckParams
 
     stop = Stop()
     profile = Profile.load("amp")
     app_codec, speed_codec = profile.app, profile.speed
     bus = _udp_bus(port, can_filters=[{"can_id": app_codec.frame_id, "can_mask": 0x1FFFFFFF,
                                        "extended": True}])
-    params = TruckParams()
+    truck = TruckModel(TruckParams())
     state = TruckState.from_kph(initial_kph)
     last = time.monotonic()
     while not stop:
@@ -151,7 +152,7 @@ def testbed(port: int, period: float, initial_kph: float, grade_pct: float) -> N
         now = time.monotonic()
         dt, last = now - last, now
         if dt > 0.0:
-            state = model.step(params, state, app, grade_pct, dt)
+            state = truck.step(state, app, grade_pct, dt)
         bus.send(can.Message(arbitration_id=speed_codec.frame_id, data=speed_codec.encode(state.speed_kph),
                              is_extended_id=True))
         elapsed = time.monotonic() - window_start
@@ -242,7 +243,7 @@ def throughput(link: str, seconds: float, repeats: int) -> None:
     import dataclasses
 
     from ecu_sim.runs import simulation
-    from ecu_sim.settings.load import RunSettings, Settings
+    from ecu_sim.settings.model import RunSettings, Settings
 
     settings = Settings(run=dataclasses.replace(RunSettings(), duration_s=seconds))
     cpu: list[float] = []

@@ -492,7 +492,8 @@ def wire_timings(frames: Sequence[Sequence[Any]], t_a: float, t_b: float) -> dic
 
 def latencies(frames: Sequence[Sequence[Any]]) -> dict[str, analysis.Latency]:
     """APP-step latency of ecu-sim (port index 0) and of the testbed loop (1) in the latency phase."""
-    from ecu_sim.codec.profile import Invalid, Profile
+    from ecu_sim.codec.profile import Profile
+    from ecu_sim.codec.role import Invalid
 
     profile = Profile.load("amp")
 

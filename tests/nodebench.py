@@ -1,8 +1,9 @@
 """A test bench: one real node (ECU or CCM) on a private python-can virtual bus, in virtual time.
 
-The node is built by the same wiring as ``ecu-sim run``/``ecu-sim ccm`` (``runner.make_ecu`` /
-``make_ccm``), so frames are encoded, queued, received through the port and decoded exactly as
-in a real run. The bench sends frames onto that bus, ticks the loop and hears what the node sends.
+The node is built by the same factory as ``ecu-sim run``/``ecu-sim ccm``
+(:func:`ecu_sim.nodes.factory.build_node`), so frames are encoded, queued, received through the
+port and decoded exactly as in a real run. The bench sends frames onto that bus, ticks the loop
+and hears what the node sends.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from typing import Any
 
 import can
 
+from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
-from ecu_sim.codec.profile import Profile
-from ecu_sim.faults.injector import FaultSchedule, parse_fault
-from ecu_sim.io.recorder import Recorder
+from ecu_sim.faults.spec import FaultSchedule, parse_fault
+from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.runs import realtime as runner
+from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
-from ecu_sim.runtime.loop import TickLoop
-from ecu_sim.settings.load import ProfileSettings, RecordSettings, RunSettings, Settings
+from ecu_sim.runtime.loop import TickLoop, TickObserver
+from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings
 
 _channels = itertools.count()
 #: the testbed's CCM (APP sender) and vehicle model (speed sender) addresses in the amp profile
@@ -37,24 +39,25 @@ def settings(profile: str = "amp", app_source: int | None = None, speed_source: 
                     run=dataclasses.replace(RunSettings(), **run))
 
 
-class _SentOnly(can.Listener):
-    """Keeps the frames the port shows while the node is sending: the node's own output."""
+class _SentOnly:
+    """Keeps the frames the node put on the bus."""
 
-    def __init__(self, node: Ecu | Ccm, into: list[can.Message]) -> None:
-        self._node = node
+    def __init__(self, into: list[can.Message]) -> None:
         self._into = into
 
-    def on_message_received(self, msg: can.Message) -> None:
-        if self._node.sending:
+    def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        if direction is Direction.SENT:
             self._into.append(msg)
 
 
 class Bench:
-    def __init__(self, kind: runner.NodeKind = "ecu", s: Settings | None = None,
-                 faults: tuple[str, ...] = (), seed: int = 0, clock: VirtualClock | None = None) -> None:
-        self.settings = s or settings()
-        self.kind = kind
-        self.profile = Profile.load(self.settings.profile.name)
+    """``record_to`` records as ``--record PATH`` does; the recording is complete after :meth:`close`."""
+
+    def __init__(self, kind: str = "ecu", s: Settings | None = None,
+                 faults: tuple[str, ...] = (), seed: int = 0, clock: VirtualClock | None = None,
+                 record_to: str | None = None, record_max_bytes: int = 0) -> None:
+        self.settings, self.profile = prepare(s or settings())
+        self.kind = NodeKind(kind)
         channel = f"ecu-sim-test-{next(_channels)}"
         # An FD-capable virtual bus, so FD frames reach the node as an FD adapter would pass them.
         self.node_bus = can.Bus(interface="virtual", channel=channel, receive_own_messages=False,
@@ -62,16 +65,24 @@ class Bench:
         self.sender = can.Bus(interface="virtual", channel=channel, receive_own_messages=False,
                               protocol=can.CanProtocol.CAN_FD)
         self.clock = clock or VirtualClock()
-        self.out = runner.output_codec(kind, self.profile)
+        self.out = self.kind.sends(self.profile)
         self.port = Port(self.node_bus, [self.out.frame_id])
-        self.node: Ecu | Ccm = (runner.make_ecu if kind == "ecu" else runner.make_ccm)(
-            self.port, self.profile, self.settings)
         self.schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), seed)
-        runner.attach_faults(self.node, kind, self.profile, self.schedule, self.settings.run.period_s)
-        self.recorder: Recorder | None = None
-        self.loop = TickLoop(self.clock, self.settings.run.period_s, [self.node])
+        route = load_route(self.settings) if self.kind is NodeKind.ECU else None
+        self.built = build_node(self.kind, self.port, self.profile, self.settings, route=route,
+                                schedule=self.schedule)
+        self.node: Ecu | Ccm = self.built.node
         self._sent: list[can.Message] = []
-        self.port.taps.append(_SentOnly(self.node, self._sent))
+        self.port.add_listener(_SentOnly(self._sent))
+        observers: list[TickObserver] = []
+        self.recorder: Recorder | None = None
+        if record_to is not None:
+            head = header(kind, self.settings, self.profile, None if route is None else route.points,
+                          self.schedule, record_to)
+            self.recorder = Recorder(record_to, record_max_bytes, head)
+            self.port.add_listener(self.recorder)
+            observers.append(self.recorder)
+        self.loop = TickLoop(self.clock, self.settings.run.resolved_period_s, [self.node], observers)
 
     @property
     def ecu(self) -> Ecu:
@@ -119,12 +130,6 @@ class Bench:
         """The node's sent frames decoded: a number, or the name of the invalid kind."""
         decoded = (self.out.decode(m.data) for m in self.sent())
         return [v if isinstance(v, float) else v.name.lower() for v in decoded]
-
-    def record(self, path: str, max_bytes: int = 0) -> None:
-        """Record as ``--record PATH`` does; the recording is complete after :meth:`close`."""
-        s = dataclasses.replace(self.settings, record=RecordSettings(path, max_bytes))
-        route = self.ecu.route if self.kind == "ecu" else None
-        self.recorder = runner.start_recording(self.kind, self.node, s, self.profile, route, self.schedule)
 
     def close(self) -> None:
         if self.recorder is not None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import io
 
-import can
 import pytest
 
 from ecu_sim.runs import simulation
 from ecu_sim.runs.simulation import Driver
-from ecu_sim.settings.load import RunSettings, Settings
+from ecu_sim.settings.model import RunSettings, Settings
+from tests.nodebench import Bench
 
 
 def settings(**run: object) -> Settings:
@@ -52,8 +52,12 @@ def test_two_runs_give_bit_identical_traces() -> None:
 def test_csv_has_the_documented_columns_and_one_row_per_tick_from_t0() -> None:
     rows = run_csv(settings(duration_s=2.0), Driver("none")).splitlines()
     assert rows[0] == "t_s,speed_kph,app_pct,grade_pct,distance_m"
-    assert len(rows) == 1 + 21
     assert rows[1].startswith("0.000,80.0")
+
+
+def test_a_duration_of_n_periods_is_n_ticks_from_t0_as_in_every_command() -> None:
+    rows = run_csv(settings(duration_s=2.0), Driver("none")).splitlines()[1:]
+    assert len(rows) == 20 and rows[-1].startswith("1.900,")
 
 
 def test_constant_pedal_reaches_the_ecu_through_the_codec() -> None:
@@ -62,37 +66,34 @@ def test_constant_pedal_reaches_the_ecu_through_the_codec() -> None:
 
 
 def test_coastdown_through_the_whole_stack_matches_the_reference_at_60_s() -> None:
-    rows = trace(run_csv(settings(duration_s=60.0, grade_pct=0.0), Driver("none")))
-    assert rows[-1][1] == pytest.approx(51.5666, abs=0.01)
+    rows = trace(run_csv(settings(duration_s=60.1, grade_pct=0.0), Driver("none")))
+    assert rows[-1][0] == 60.0 and rows[-1][1] == pytest.approx(51.5666, abs=0.01)
 
 
 def test_ecu_coasts_once_the_held_app_would_be_older_than_the_timeout() -> None:
     """With the default timeout of three periods, an APP value is used by three ticks, never a fourth."""
-    sim = simulation.build(settings(grade_pct=0.0), Driver("pedal", 60.0))
+    bench = Bench("ecu", settings(grade_pct=0.0))
     try:
-        sim.loop.run(max_ticks=10)
-        assert sim.ecu.app_pct == 60.0
-        sim.loop.nodes = sim.loop.nodes[:1]  # the pedal falls silent after its frame of t = 0.9 s
-        sim.loop.run(max_ticks=3)  # 1.0 s takes that frame; 1.1 and 1.2 s still use it (0.3 s old)
-        assert sim.ecu.app_pct == 60.0 and not sim.ecu.app_missing
-        sim.loop.run(max_ticks=1)  # at 1.3 s it would be 0.4 s old: missing, the ECU coasts
-        assert sim.ecu.app_pct == 0.0 and sim.ecu.app_missing
+        for _ in range(10):
+            bench.send_value(60.0)
+            bench.tick()
+        assert bench.ecu.app_pct == 60.0  # the pedal falls silent after its frame of t = 0.9 s
+        bench.tick(2)  # 1.0 s took that frame; 1.1 and 1.2 s still use it
+        assert bench.ecu.app_pct == 60.0 and not bench.ecu.app_missing
+        bench.tick()  # at 1.3 s it would be older than the timeout: missing, the ECU coasts
+        assert bench.ecu.app_pct == 0.0 and bench.ecu.app_missing
     finally:
-        sim.close()
+        bench.close()
 
 
 def test_not_available_app_means_coasting_at_once() -> None:
-    sim = simulation.build(settings(grade_pct=0.0), Driver("none"))
-    channel = sim.ports[0].bus.channel_id  # type: ignore[union-attr]
-    sender = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
+    bench = Bench("ecu", settings(grade_pct=0.0))
     try:
-        ecu = sim.ecu
-        sender.send(can.Message(arbitration_id=ecu.codec_in.frame_id, data=ecu.codec_in.encode(50.0)))
-        sim.loop.run(max_ticks=2)
-        assert ecu.app_pct == 50.0
-        sender.send(can.Message(arbitration_id=ecu.codec_in.frame_id, data=b"\xff" * 8))
-        sim.loop.run(max_ticks=3)
-        assert ecu.app_missing and ecu.invalid["not_available"] == 1
+        bench.send_value(50.0)
+        bench.tick(2)
+        assert bench.ecu.app_pct == 50.0
+        bench.send(b"\xff" * 8)
+        bench.tick()
+        assert bench.ecu.app_missing and bench.ecu.invalid["not_available"] == 1
     finally:
-        sender.shutdown()
-        sim.close()
+        bench.close()

@@ -9,7 +9,8 @@ import pytest
 
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
-from ecu_sim.vehicle import model
+from ecu_sim.vehicle.model import TruckModel, TruckState
+from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.route import GradeSchedule
 
 DT = 0.1
@@ -154,9 +155,9 @@ def closed_loop(
     the APP it computes reaches the ECU one tick later, rounded to the wire resolution. Before the first
     APP frame arrives the ECU coasts.
     """
-    truck = model.TruckParams()
+    truck = TruckModel(TruckParams())
     pi_params = PiParams()
-    state = model.TruckState.from_kph(start_kph)
+    state = TruckState.from_kph(start_kph)
     pi_state = PiState()
     app_in_flight = 0.0
     speeds = []
@@ -164,7 +165,7 @@ def closed_loop(
         measured = math.floor(state.speed_kph / SPEED_LSB_KPH + 0.5) * SPEED_LSB_KPH
         app, pi_state = controller.step(pi_params, pi_state, set_kph, measured, DT)
         applied, app_in_flight = app_in_flight, on_the_wire(app, app_lsb_pct)
-        state = model.step(truck, state, applied, route.grade_at(state.distance_m), DT)
+        state = truck.step(state, applied, route.grade_at(state.distance_m), DT)
         speeds.append(state.speed_kph)
     return Run(speeds)
 

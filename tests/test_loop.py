@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ecu_sim.runtime.clock import MonotonicClock, Poll, VirtualClock
-from ecu_sim.runtime.loop import HeldInput, TickLoop
+from ecu_sim.runtime.clock import Inputs, MonotonicClock, VirtualClock
+from ecu_sim.runtime.held import HeldInput
+from ecu_sim.runtime.loop import TickLoop
 
 
 class RecordingNode:
@@ -32,8 +33,8 @@ class StallingClock(VirtualClock):
         self.stall_at_wait = stall_at_wait
         self.stall_s = stall_s
 
-    def wait_until(self, deadline: float, poll: Poll) -> None:
-        super().wait_until(deadline, poll)
+    def wait_until(self, deadline: float, inputs: Inputs) -> None:
+        super().wait_until(deadline, inputs)
         self.waits += 1
         if self.waits == self.stall_at_wait:
             self._now += self.stall_s
@@ -76,12 +77,43 @@ def test_a_tick_within_a_tenth_of_a_period_is_not_late() -> None:
     assert stats.late == 0
 
 
-def test_periodic_callbacks_run_every_n_seconds_of_ticks() -> None:
-    calls: list[float] = []
-    loop = TickLoop(VirtualClock(), 0.1, [RecordingNode()])
-    loop.every(1.0, calls.append)
-    loop.run(max_ticks=35)
-    assert [round(t, 9) for t in calls] == [0.9, 1.9, 2.9]
+class Observer:
+    """Keeps what it hears of each tick, and can stop the loop at a given tick."""
+
+    def __init__(self, loop: TickLoop | None = None, stop_at: int = -1) -> None:
+        self.heard: list[tuple[int, float, bool]] = []
+        self.loop = loop
+        self.stop_at = stop_at
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        self.heard.append((tick, round(now, 9), transmitted))
+        if tick == self.stop_at and self.loop is not None:
+            self.loop.stop()
+
+
+def test_observers_hear_every_tick_with_its_index_and_time() -> None:
+    observer = Observer()
+    TickLoop(VirtualClock(), 0.1, [RecordingNode()], observers=[observer]).run(max_ticks=3)
+    assert observer.heard == [(0, 0.0, True), (1, 0.1, True), (2, 0.2, True)]
+
+
+def test_observers_hear_the_overdue_ticks_as_not_transmitted() -> None:
+    observer = Observer()
+    clock = StallingClock(stall_at_wait=3, stall_s=0.25)
+    loop = TickLoop(clock, 0.1, [RecordingNode()], observers=[observer])
+    loop.run(max_ticks=6)
+    assert [(tick, sent) for tick, _, sent in observer.heard] == [
+        (0, True), (1, True), (2, False), (3, False), (4, True), (5, True)]
+
+
+def test_observers_hear_a_tick_after_every_node_ran_it() -> None:
+    node = RecordingNode()
+
+    class Checker:
+        def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+            assert len(node.ticks) == tick + 1
+
+    TickLoop(VirtualClock(), 0.1, [node], observers=[Checker()]).run(max_ticks=3)
 
 
 def test_a_second_run_continues_on_the_same_grid() -> None:
@@ -93,8 +125,9 @@ def test_a_second_run_continues_on_the_same_grid() -> None:
 
 
 def test_stop_ends_the_loop_after_the_current_tick() -> None:
-    loop = TickLoop(VirtualClock(), 0.1, [RecordingNode()])
-    loop.every(0.5, lambda now: loop.stop())
+    observer = Observer(stop_at=4)
+    loop = TickLoop(VirtualClock(), 0.1, [RecordingNode()], observers=[observer])
+    observer.loop = loop
     assert loop.run().ticks == 5
 
 
@@ -130,7 +163,7 @@ class ScriptedRealClock(MonotonicClock):
     """A MonotonicClock whose time and CPU time are scripted, recording how it was asked to wait."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(0.1)
         self.t = 0.0
         self.cpu = 0.0
         self.waits: list[str] = []
@@ -145,13 +178,14 @@ class ScriptedRealClock(MonotonicClock):
         self.waits.append("sleep")
         self.t = max(self.t, deadline)
 
-    def receive_until(self, deadline: float, poll: Poll) -> None:
+    def receive_until(self, deadline: float, inputs: Inputs) -> None:
         self.waits.append("receive")
         self.t = max(self.t, deadline)
 
 
 class CostlyNode(RecordingNode):
-    """Draining costs the CPU time the script says, tick by tick."""
+    """Taking a period's frames costs the CPU time the script says, tick by tick; the drain right
+    at the deadline, which finds the queue empty, costs nothing."""
 
     def __init__(self, clock: ScriptedRealClock, costs_s: list[float]) -> None:
         super().__init__()
@@ -160,7 +194,8 @@ class CostlyNode(RecordingNode):
 
     def drain(self) -> None:
         super().drain()
-        self.clock.cpu += self.costs_s[self.drains - 1]
+        if self.drains % 2:
+            self.clock.cpu += self.costs_s[len(self.ticks)]
 
 
 def test_a_quiet_bus_is_slept_through_and_a_busy_one_received_frame_by_frame() -> None:
@@ -170,7 +205,13 @@ def test_a_quiet_bus_is_slept_through_and_a_busy_one_received_frame_by_frame() -
     TickLoop(clock, 0.1, [node]).run(max_ticks=5)
     assert clock.waits[::2] == ["sleep", "sleep", "receive", "receive", "sleep"], "until the drain"
     assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2, 0.3, 0.4]
-    assert node.drains == 5
+
+
+def test_a_real_clock_drains_before_the_deadline_and_the_loop_again_at_it() -> None:
+    """What arrived in the last moments before the deadline is not left for the next tick."""
+    node = RecordingNode()
+    TickLoop(ScriptedRealClock(), 0.1, [node]).run(max_ticks=5)
+    assert node.drains == 10
 
 
 class DrainTimingNode(RecordingNode):
@@ -189,6 +230,7 @@ def test_frames_are_taken_a_hundredth_of_a_period_before_the_deadline_and_the_ti
     clock = ScriptedRealClock()
     node = DrainTimingNode(clock)
     TickLoop(clock, 0.1, [node]).run(max_ticks=3)
-    assert node.drained_at[1:] == [0.099, 0.199]
+    assert node.drained_at[2::2] == [0.099, 0.199], "taken before the deadline"
+    assert node.drained_at[3::2] == [0.1, 0.2], "and what came in the last moments at it"
     assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2]
     assert clock.waits[1::2] == ["sleep"] * 3, "a second sleep, to the deadline itself"

@@ -1,4 +1,4 @@
-"""Rules of the truck model (ecu_sim.vehicle.model), checked against the equations of truck-model.md."""
+"""Rules of the truck model (ecu_sim.vehicle.model), checked against closed-form solutions of its equations."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import random
 
 import pytest
 
-from ecu_sim.vehicle.model import TruckParams, TruckState, step
+from ecu_sim.vehicle.model import TruckModel, TruckState
+from ecu_sim.vehicle.params import TruckParams
 
 DT = 0.1
 P = TruckParams()
+TRUCK = TruckModel(P)
 J = P.inertia_factor * P.mass_kg
 A = P.road_load_a_n
 C_SI = P.road_load_c_n_per_kph2 * 3.6**2  # N per (m/s)^2
@@ -37,7 +39,7 @@ def coastdown() -> list[TruckState]:
     state = TruckState.from_kph(80.0)
     states = []
     for _ in range(10_000):
-        state = step(P, state, 0.0, 0.0, DT)
+        state = TRUCK.step(state, 0.0, 0.0, DT)
         states.append(state)
         if state.speed_mps == 0.0:
             return states
@@ -82,7 +84,7 @@ def test_tractive_force_is_app_share_of_rated_power_over_speed() -> None:
     # Acceleration at 80 km/h with half pedal is (0.5 P / v - A - C v^2) / J; a 1 ms step measures it.
     state = TruckState.from_kph(80.0)
     dt = 0.001
-    after = step(P, state, 50.0, 0.0, dt)
+    after = TRUCK.step(state, 50.0, 0.0, dt)
     expected = (0.5 * P.rated_power_kw * 1000.0 / V0_MPS - A - C_SI * V0_MPS**2) / J
     assert (after.speed_mps - state.speed_mps) / dt == pytest.approx(expected, rel=1e-4)
 
@@ -95,7 +97,7 @@ def test_full_pedal_on_the_flat_reaches_the_speed_where_power_balances_road_load
         lo, hi = (mid, hi) if power_w / mid > A + C_SI * mid * mid else (lo, mid)
     state = TruckState.from_kph(80.0)
     for _ in range(6000):
-        state = step(P, state, 100.0, 0.0, DT)
+        state = TRUCK.step(state, 100.0, 0.0, DT)
     assert state.speed_mps == pytest.approx(lo, abs=0.01)
 
 
@@ -104,8 +106,8 @@ def test_grade_changes_acceleration_by_m_g_sin_atan_grade_over_j(grade_pct: floa
     # With B = C = 0 and no pedal the road load is the constant A, so acceleration is constant and exact.
     params = TruckParams(road_load_b_n_per_kph=0.0, road_load_c_n_per_kph2=0.0)
     state = TruckState.from_kph(80.0)
-    flat = step(params, state, 0.0, 0.0, DT).speed_mps
-    graded = step(params, state, 0.0, grade_pct, DT).speed_mps
+    flat = TruckModel(params).step(state, 0.0, 0.0, DT).speed_mps
+    graded = TruckModel(params).step(state, 0.0, grade_pct, DT).speed_mps
     grade_force = params.mass_kg * params.gravity_mps2 * math.sin(math.atan(grade_pct / 100.0))
     assert (flat - graded) / DT == pytest.approx(grade_force / J, rel=1e-9)
 
@@ -113,7 +115,7 @@ def test_grade_changes_acceleration_by_m_g_sin_atan_grade_over_j(grade_pct: floa
 def test_uphill_one_percent_decelerates_by_about_0_095_mps2() -> None:
     # 11793 kg * 9.81 * sin(atan(0.01)) / 12146.79 kg: not 57 times less (atan is already in radians).
     state = TruckState.from_kph(80.0)
-    delta = step(P, state, 0.0, 0.0, DT).speed_mps - step(P, state, 0.0, 1.0, DT).speed_mps
+    delta = TRUCK.step(state, 0.0, 0.0, DT).speed_mps - TRUCK.step(state, 0.0, 1.0, DT).speed_mps
     assert delta / DT == pytest.approx(0.0952, abs=0.0005)
 
 
@@ -122,11 +124,11 @@ def test_uphill_one_percent_decelerates_by_about_0_095_mps2() -> None:
 
 def test_standing_start_at_full_pedal_accelerates_at_the_traction_limit() -> None:
     state = TruckState(0.0, 0.0)
-    after = step(P, state, 100.0, 0.0, DT)
+    after = TRUCK.step(state, 100.0, 0.0, DT)
     traction = P.traction_limit_mu * P.mass_kg * P.gravity_mps2
     assert after.speed_mps == pytest.approx((traction - A) / J * DT, rel=1e-3)
     for _ in range(300):
-        after = step(P, after, 100.0, 0.0, DT)
+        after = TRUCK.step(after, 100.0, 0.0, DT)
         assert math.isfinite(after.speed_mps)
     assert after.speed_kph > 60.0
 
@@ -135,7 +137,7 @@ def test_standing_start_at_full_pedal_accelerates_at_the_traction_limit() -> Non
 def test_any_pedal_starts_a_stopped_truck_on_the_flat(app_pct: float) -> None:
     state = TruckState(0.0, 0.0)
     for _ in range(50):
-        state = step(P, state, app_pct, 0.0, DT)
+        state = TRUCK.step(state, app_pct, 0.0, DT)
     assert state.speed_mps > 0.0
     assert state.distance_m > 0.0
 
@@ -143,7 +145,7 @@ def test_any_pedal_starts_a_stopped_truck_on_the_flat(app_pct: float) -> None:
 def test_no_pedal_at_standstill_stays_at_exactly_zero() -> None:
     state = TruckState(0.0, 12.5)
     for _ in range(1000):
-        state = step(P, state, 0.0, 0.0, DT)
+        state = TRUCK.step(state, 0.0, 0.0, DT)
         assert state.speed_mps == 0.0
         assert state.distance_m == 12.5
 
@@ -151,7 +153,7 @@ def test_no_pedal_at_standstill_stays_at_exactly_zero() -> None:
 def test_stopped_truck_does_not_roll_back_uphill() -> None:
     state = TruckState(0.0, 0.0)
     for _ in range(100):
-        state = step(P, state, 0.0, 20.0, DT)
+        state = TRUCK.step(state, 0.0, 20.0, DT)
     assert state == TruckState(0.0, 0.0)
 
 
@@ -159,8 +161,8 @@ def test_stopped_truck_is_held_by_road_load_a_on_a_gentle_downhill_and_rolls_on_
     hold_limit_pct = 100.0 * math.tan(math.asin(A / (P.mass_kg * P.gravity_mps2)))  # about 0.5 %
     held = rolling = TruckState(0.0, 0.0)
     for _ in range(100):
-        held = step(P, held, 0.0, -0.9 * hold_limit_pct, DT)
-        rolling = step(P, rolling, 0.0, -1.1 * hold_limit_pct, DT)
+        held = TRUCK.step(held, 0.0, -0.9 * hold_limit_pct, DT)
+        rolling = TRUCK.step(rolling, 0.0, -1.1 * hold_limit_pct, DT)
     assert held.speed_mps == 0.0
     assert rolling.speed_mps > 0.0
 
@@ -169,7 +171,7 @@ def test_truck_coasting_to_a_stop_uphill_stays_stopped_without_chatter() -> None
     state = TruckState.from_kph(20.0)
     speeds = []
     for _ in range(600):
-        state = step(P, state, 0.0, 3.0, DT)
+        state = TRUCK.step(state, 0.0, 3.0, DT)
         speeds.append(state.speed_mps)
     first_stop = speeds.index(0.0)
     assert all(v == 0.0 for v in speeds[first_stop:])
@@ -184,7 +186,7 @@ def test_a_light_pedal_settles_to_a_steady_crawl_or_standstill_without_oscillati
     state = TruckState(start_mps, 0.0)
     speeds = []
     for _ in range(3000):
-        state = step(P, state, app_pct, grade_pct, DT)
+        state = TRUCK.step(state, app_pct, grade_pct, DT)
         speeds.append(state.speed_mps)
     tail = speeds[-1000:]
     changes = [b - a for a, b in itertools.pairwise(tail)]
@@ -202,7 +204,7 @@ def test_speed_never_goes_negative_and_distance_never_shrinks_with_random_inputs
             state = TruckState.from_kph(rng.uniform(0.0, 130.0), state.distance_m)
         app = rng.choice(apps) if rng.random() < 0.1 else rng.uniform(-50.0, 150.0)
         grade = rng.choice([-100.0, 100.0]) if rng.random() < 0.05 else rng.uniform(-40.0, 40.0)
-        after = step(P, state, app, grade, DT)
+        after = TRUCK.step(state, app, grade, DT)
         assert math.isfinite(after.speed_mps)
         assert after.speed_mps >= 0.0
         assert after.distance_m >= state.distance_m
@@ -220,18 +222,18 @@ def test_pedal_position_is_clamped_to_0_100_and_nan_counts_as_released(
     app_pct: float, same_as_pct: float
 ) -> None:
     for start in (TruckState(0.0, 0.0), TruckState.from_kph(50.0)):
-        assert step(P, start, app_pct, 0.0, DT) == step(P, start, same_as_pct, 0.0, DT)
+        assert TRUCK.step(start, app_pct, 0.0, DT) == TRUCK.step(start, same_as_pct, 0.0, DT)
 
 
 @pytest.mark.parametrize("dt_s", [0.0, -0.1, math.nan])
 def test_step_rejects_a_dt_that_is_not_positive(dt_s: float) -> None:
     with pytest.raises(ValueError, match="dt_s"):
-        step(P, TruckState.from_kph(80.0), 0.0, 0.0, dt_s)
+        TRUCK.step(TruckState.from_kph(80.0), 0.0, 0.0, dt_s)
 
 
-def test_step_refuses_parameters_that_problems_rejects() -> None:
+def test_a_model_refuses_parameters_that_problems_rejects() -> None:
     with pytest.raises(ValueError, match="mass_kg"):
-        step(TruckParams(mass_kg=0.0), TruckState.from_kph(80.0), 0.0, 0.0, DT)
+        TruckModel(TruckParams(mass_kg=0.0))
 
 
 def test_state_converts_km_per_h_to_m_per_s() -> None:

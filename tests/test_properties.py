@@ -206,7 +206,7 @@ def test_with_a_source_filter_each_frame_still_follows_the_rules(data: st.DataOb
 @given(data=st.data())
 def test_random_traffic_never_crashes_a_node_nor_costs_it_a_tick(kind: str, profile: str,
                                                                 data: st.DataObject) -> None:
-    bench = Bench(kind, bench_settings(profile=profile))  # type: ignore[arg-type]
+    bench = Bench(kind, bench_settings(profile=profile))
     try:
         for _ in range(5):
             for msg in data.draw(st.lists(frames_for(bench), max_size=20)):

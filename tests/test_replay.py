@@ -16,7 +16,7 @@ import pytest
 from ecu_sim.codec.profile import Profile
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.io import replay
-from ecu_sim.runtime.clock import Poll, VirtualClock
+from ecu_sim.runtime.clock import Inputs, VirtualClock
 from tests.conftest import clean_env, ecu_sim_command, run_cli, udp_args
 from tests.nodebench import Bench
 
@@ -36,8 +36,8 @@ class ArrivingClock(VirtualClock):
         self.waits = 0
         self.arrive: Callable[[int], None] = lambda wait: None
 
-    def wait_until(self, deadline: float, poll: Poll) -> None:
-        super().wait_until(deadline, poll)
+    def wait_until(self, deadline: float, inputs: Inputs) -> None:
+        super().wait_until(deadline, inputs)
         self.arrive(self.waits)
         self._now += self.stalls.get(self.waits, 0.0)
         self.waits += 1
@@ -47,8 +47,7 @@ def record(path: Path, kind: str = "ecu", ticks: int = 60, faults: tuple[str, ..
            stalls: dict[int, float] | None = None, max_bytes: int = 0) -> Bench:
     """A recorded run with changing input and bad frames of several kinds among it."""
     clock = ArrivingClock(stalls)
-    bench = Bench(kind, faults=faults, seed=5, clock=clock)  # type: ignore[arg-type]
-    bench.record(str(path), max_bytes)
+    bench = Bench(kind, faults=faults, seed=5, clock=clock, record_to=str(path), record_max_bytes=max_bytes)
 
     def arrive(wait: int) -> None:
         bench.send_value((wait * 7) % 100 if kind == "ecu" else 80.0 + wait % 20)
@@ -77,7 +76,7 @@ def test_an_ecu_recording_replays_bit_for_bit_in_each_format(tmp_path: Path, suf
 def test_a_ccm_recording_with_random_drops_replays_bit_for_bit(tmp_path: Path) -> None:
     bench = record(tmp_path / "ccm.log", kind="ccm", faults=("drop=0.3", "offset=2@2-3"))
     result = replay.replay(str(tmp_path / "ccm.log"))
-    injector = bench.ccm.faults
+    injector = bench.built.faults
     assert isinstance(injector, FaultInjector) and injector.injected["drop"] > 10
     assert result.identical and result.frames == 60 - injector.injected["drop"]
 

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from ecu_sim.errors import ConfigError
-from ecu_sim.service.notify import JournalPrefixFormatter, Notifier, configure_logging, stderr_is_journal
+from ecu_sim.service.logs import JournalPrefixFormatter, configure_logging, stderr_is_journal
+from ecu_sim.service.notify import Notifier
 from tests.conftest import clean_env, ecu_sim_command
 
 

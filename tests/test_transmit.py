@@ -15,15 +15,15 @@ import pytest
 from can.interfaces.socketcan import constants
 from can.interfaces.socketcan.socketcan import BcmMsgHead
 
-from ecu_sim.bus import transmit
+from ecu_sim.bus import kernel as transmit
+from ecu_sim.bus.kernel import KernelTransmitter, PhaseLock
 from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import KernelTransmitter, PhaseLock, Transmitter, make_transmitter
-from ecu_sim.codec.profile import Profile
+from ecu_sim.bus.transmit import Transmitter, uses_kernel_timer
 from ecu_sim.errors import ConfigError
-from ecu_sim.faults import injector as faults
-from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.runs import realtime as runner
-from ecu_sim.settings.load import Settings
+from ecu_sim.faults.spec import FaultSchedule, parse_fault
+from ecu_sim.nodes.factory import Built, NodeKind, build_node
+from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.settings.model import Settings
 
 PERIOD = 0.1
 PHASE = 0.025
@@ -86,22 +86,22 @@ def virtual_port() -> Iterator[Port]:
 
 
 def test_auto_sends_from_user_space_on_a_bus_other_than_socketcan(virtual_port: Port) -> None:
-    assert type(make_transmitter(virtual_port, FRAME_ID, True, PERIOD, "auto")) is Transmitter
+    assert not uses_kernel_timer(virtual_port, "auto")
 
 
 def test_kernel_mode_on_a_bus_other_than_socketcan_is_a_configuration_error(virtual_port: Port) -> None:
     with pytest.raises(ConfigError, match="--tx-mode kernel needs a SocketCAN interface"):
-        make_transmitter(virtual_port, FRAME_ID, True, PERIOD, "kernel")
+        uses_kernel_timer(virtual_port, "kernel")
 
 
 def test_auto_uses_the_kernel_on_socketcan() -> None:
     port = Port(FakeSocketcanBus(), own_ids=[FRAME_ID])
-    assert isinstance(make_transmitter(port, FRAME_ID, True, PERIOD, "auto"), KernelTransmitter)
+    assert uses_kernel_timer(port, "auto")
 
 
 def test_user_mode_on_socketcan_sends_from_user_space() -> None:
     port = Port(FakeSocketcanBus(), own_ids=[FRAME_ID])
-    assert type(make_transmitter(port, FRAME_ID, True, PERIOD, "user")) is Transmitter
+    assert not uses_kernel_timer(port, "user")
 
 
 # -- what the kernel is told -------------------------------------------------------------------
@@ -211,15 +211,13 @@ def kernel(fake_time: FakeTime) -> tuple[KernelTransmitter, FakeSocketcanBus, li
     port = Port(bus, own_ids=[FRAME_ID])
     sender = KernelTransmitter(port, FRAME_ID, True, PERIOD, PHASE, monotonic=fake_time.monotonic,
                                sleep=fake_time.sleep, wall=fake_time.wall)
-    deadline = [100.0]
-    sender.follow(lambda: deadline[0])
-    return sender, bus, deadline
+    return sender, bus, [100.0]
 
 
 def test_the_timer_starts_a_quarter_period_after_the_tick_deadline(
         kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]], fake_time: FakeTime) -> None:
-    sender, bus, _ = kernel
-    sender.send(b"\x01" * 8)
+    sender, bus, deadline = kernel
+    sender.send(0, deadline[0], b"\x01" * 8)
     assert fake_time.slept == [pytest.approx(0.023)], "from 2 ms after the deadline to 25 ms after it"
     (setup,) = bus.bcm.setups()
     assert setup.starts_timer and setup.flags & constants.SETTIMER
@@ -228,8 +226,8 @@ def test_the_timer_starts_a_quarter_period_after_the_tick_deadline(
 
 def test_the_task_is_not_left_to_python_can_so_closing_the_bus_removes_it(
         kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]]) -> None:
-    sender, bus, _ = kernel
-    sender.send(b"\x01" * 8)
+    sender, bus, deadline = kernel
+    sender.send(0, deadline[0], b"\x01" * 8)
     assert bus.periodic_calls == [{"period": PERIOD, "store_task": False, "autostart": False}]
 
 
@@ -237,9 +235,9 @@ def two_ticks(kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]],
               fake_time: FakeTime) -> list[Setup]:
     """The first tick starts the timer; the next one, a period later and on time, updates it."""
     sender, bus, deadline = kernel
-    sender.send(b"\x01" * 8)
+    sender.send(0, deadline[0], b"\x01" * 8)
     deadline[0], fake_time.now = 100.1, 100.101
-    sender.send(b"\x02" * 8)
+    sender.send(0, deadline[0], b"\x02" * 8)
     return bus.bcm.setups()
 
 
@@ -260,9 +258,9 @@ def test_each_tick_renews_the_budget_of_frames_the_kernel_may_send_without_us(
 def test_after_a_stall_the_timer_is_started_again_on_the_phase_point(
         kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]], fake_time: FakeTime) -> None:
     sender, bus, deadline = kernel
-    sender.send(b"\x01" * 8)
+    sender.send(0, deadline[0], b"\x01" * 8)
     deadline[0], fake_time.now = 100.5, 100.503
-    sender.send(b"\x02" * 8)
+    sender.send(0, deadline[0], b"\x02" * 8)
     assert bus.bcm.setups()[-1].starts_timer
     assert fake_time.now == pytest.approx(100.525)
 
@@ -270,10 +268,10 @@ def test_after_a_stall_the_timer_is_started_again_on_the_phase_point(
 def test_an_echo_sent_late_shortens_the_next_interval(
         kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]], fake_time: FakeTime) -> None:
     sender, bus, deadline = kernel
-    sender.send(b"\x01" * 8)
+    sender.send(0, deadline[0], b"\x01" * 8)
     deadline[0], fake_time.now = 100.1, 100.101
     hear(bus, sender, FRAME_ID, sent_at=100.027, fake_time=fake_time)
-    sender.send(b"\x02" * 8)
+    sender.send(0, deadline[0], b"\x02" * 8)
     assert bus.bcm.setups()[-1].interval_s == pytest.approx(PERIOD - transmit.LOCK_GAIN * 0.002, abs=1e-6)
 
 
@@ -296,23 +294,24 @@ def hear(bus: FakeSocketcanBus, sender: KernelTransmitter, frame_id: int, sent_a
 # -- faults that withhold frames ---------------------------------------------------------------
 
 
-def ecu_on_socketcan_with_faults(*specs: str) -> Ecu:
-    """An ECU wired as on SocketCAN (kernel-timed), then given the faults ``specs``."""
-    profile = Profile.load("amp")
+def socketcan_ecu_with_faults(*specs: str) -> Built:
+    """An ECU wired as on SocketCAN (kernel-timed where it can be), with the faults ``specs``."""
+    settings, profile = prepare(Settings())
     port = Port(FakeSocketcanBus(), own_ids=[profile.speed.frame_id])
-    ecu = runner.make_ecu(port, profile, Settings())
-    assert isinstance(ecu.transmitter, KernelTransmitter)
-    schedule = faults.FaultSchedule(tuple(faults.parse_fault(spec) for spec in specs), seed=0)
-    runner.attach_faults(ecu, "ecu", profile, schedule, PERIOD)
-    return ecu
+    schedule = FaultSchedule(tuple(parse_fault(spec) for spec in specs), seed=0)
+    return build_node(NodeKind.ECU, port, profile, settings, route=load_route(settings), schedule=schedule,
+                      tx_mode="auto")
+
+
+def test_a_socketcan_node_is_timed_by_the_kernel() -> None:
+    assert isinstance(socketcan_ecu_with_faults().transmitter, KernelTransmitter)
 
 
 @pytest.mark.parametrize("fault", ["drop=0.5", "silent@1+2", "delay=0.3"])
 def test_a_fault_that_withholds_frames_makes_a_socketcan_node_send_from_user_space(fault: str) -> None:
     """The kernel repeats the last payload when a tick sends nothing, so it cannot drop a frame."""
-    assert type(ecu_on_socketcan_with_faults(fault).transmitter) is Transmitter
+    assert type(socketcan_ecu_with_faults(fault).transmitter) is Transmitter
 
 
 def test_a_fault_that_only_changes_values_keeps_the_kernel_timer() -> None:
-    ecu = ecu_on_socketcan_with_faults("offset=3", "freeze@2+1")
-    assert isinstance(ecu.transmitter, KernelTransmitter)
+    assert isinstance(socketcan_ecu_with_faults("offset=3", "freeze@2+1").transmitter, KernelTransmitter)

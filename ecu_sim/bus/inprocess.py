@@ -11,12 +11,10 @@ runs on python-can's virtual bus (tests/test_simulation_link.py).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 
 import can
 
-from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.bus.transmit import FrameFactory, new_message
 from ecu_sim.runtime.clock import VirtualClock
 
 #: every attribute of a python-can 4 Message; _Frame below sets exactly these
@@ -27,7 +25,7 @@ _MESSAGE_SLOTS = frozenset({
 
 
 class _Frame(can.Message):
-    """A can.Message built without the general constructor's keyword handling: 40 % cheaper.
+    """A can.Message built without the general constructor's keyword handling, at a fraction of the cost.
 
     Only used when python-can's Message has exactly the slots set here (checked at import), so a
     future python-can with another field falls back to the ordinary constructor.
@@ -50,26 +48,9 @@ class _Frame(can.Message):
         self.dlc = len(data)
 
 
-def _plain_frame(arbitration_id: int, data: bytes, is_extended_id: bool) -> can.Message:
-    return can.Message(arbitration_id=arbitration_id, data=data, is_extended_id=is_extended_id,
-                       check=False)
-
-
-_new_frame: Callable[[int, bytes, bool], can.Message] = (
-    _Frame if set(can.Message.__slots__) - {"__weakref__"} == _MESSAGE_SLOTS else _plain_frame)
-
-
-class DirectTransmitter(Transmitter):
-    """The user-space transmitter for an :class:`InProcessBus`: the same port, a cheaper frame."""
-
-    def __init__(self, port: Port, arbitration_id: int, is_extended_id: bool) -> None:
-        super().__init__(port, arbitration_id, is_extended_id)
-        self._send = port.send
-        self._frame_id = arbitration_id
-        self._extended = is_extended_id
-
-    def send(self, data: bytes) -> None:
-        self._send(_new_frame(self._frame_id, data, self._extended))
+#: the cheapest frame this python-can allows: the transmitters of an in-process link build these
+new_frame: FrameFactory = (
+    _Frame if set(can.Message.__slots__) - {"__weakref__"} == _MESSAGE_SLOTS else new_message)
 
 
 class InProcessLink:

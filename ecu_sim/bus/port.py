@@ -1,203 +1,31 @@
-"""The edge to the CAN bus: opening it the python-can way, and sending and receiving frames.
+"""A node's view of the bus: own echoes told apart, failures counted rather than fatal.
 
-Bus options are python-can's own (``-i/-c/-b/--bus-kwargs``, its config files and ``CAN_*``
-variables), so ecu-sim behaves like ``can.logger`` and ``cantools monitor``. Two things are
-added: ``--iface NAME`` as shorthand for SocketCAN, and a default that works anywhere without
-root or kernel modules (``udp_multicast``), used only when nothing else names an interface.
+udp_multicast (and some adapters) hand a process its own frames back. A frame carrying an
+identifier this node transmits is either that echo or another node using our address; it is
+kept from the node either way and counted, never decoded as input.
+
+Given ``reopen``, a lost bus (interface down, deleted, adapter unplugged) does not end the run:
+the port closes it, retries with exponential backoff while the loop keeps ticking, and reports
+it. Frames due while the bus is down are dropped, so nothing stale is sent later.
 """
 
 from __future__ import annotations
 
-import argparse
 import errno
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from types import TracebackType
 
 import can
-import can.cli
-from can.interfaces.udp_multicast import UdpMulticastBus
 
+from ecu_sim.bus.listener import Direction, PortListener
 from ecu_sim.bus.state import ControllerState, error_classes, state_from_error_frame
-from ecu_sim.errors import BusUnavailableError, ConfigError, errno_of, missing_interface_hint
+from ecu_sim.errors import BusUnavailableError, ConfigError, errno_of
 
 log = logging.getLogger(__name__)
-
-DEFAULT_INTERFACE = "udp_multicast"
-DEFAULT_CHANNEL = UdpMulticastBus.DEFAULT_GROUP_IPv4
-#: keys of the [bus] config section that map onto python-can's own command-line options
-_NAMESPACE_KEYS = ("interface", "channel", "bitrate", "fd", "data_bitrate")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """python-can's standard bus options plus the ``--iface`` shorthand."""
-    can.cli.add_bus_arguments(parser, group_title="bus options (python-can)")
-    parser.add_argument(
-        "--iface", metavar="NAME", default=argparse.SUPPRESS,
-        help="SocketCAN interface, e.g. can1 or vcan0 (shorthand for -i socketcan -c NAME)",
-    )
-
-
-def _python_can_configured() -> bool:
-    """True when python-can's config files or CAN_* variables name an interface."""
-    return bool(can.util.load_environment_config().get("interface")
-                or can.util.load_file_config().get("interface"))
-
-
-def resolve_bus_options(args: argparse.Namespace, config: Mapping[str, str]) -> argparse.Namespace:
-    """Merge the command line over the ``[bus]`` config section; fill in the default bus.
-
-    Returns a namespace for ``can.cli.create_bus_from_namespace``; the command line wins, then the
-    config file, then python-can's own configuration, then udp_multicast.
-    """
-    ns = argparse.Namespace(**{k: v for k, v in vars(args).items()
-                               if k in (*_NAMESPACE_KEYS, "bus_kwargs", "can_filters", "timing")})
-    iface = getattr(args, "iface", None)
-    if iface is not None:
-        if "interface" in ns or "channel" in ns:
-            raise ConfigError("--iface NAME already means '-i socketcan -c NAME'; give either --iface "
-                              "or -i/-c, not both")
-        ns.interface, ns.channel = "socketcan", iface
-    extra: dict[str, Any] = {}
-    for key, value in config.items():
-        if key in _NAMESPACE_KEYS:
-            if key not in ns:
-                setattr(ns, key, _config_value(key, value))
-        else:
-            extra[key] = can.util.cast_from_string(value)
-    if extra:
-        ns.bus_kwargs = {**extra, **getattr(ns, "bus_kwargs", {})}
-    if "interface" not in ns:
-        if _python_can_configured():
-            _fill_from_python_can(ns)
-        elif "channel" in ns:
-            raise ConfigError(
-                f"a channel ({ns.channel!r}) needs an interface: add -i/--interface (e.g. "
-                f"`-i socketcan -c {ns.channel}`, or `--iface {ns.channel}` for SocketCAN), or drop "
-                "-c for the default bus (udp_multicast)")
-        else:
-            ns.interface, ns.channel = DEFAULT_INTERFACE, DEFAULT_CHANNEL
-    return ns
-
-
-def _fill_from_python_can(ns: argparse.Namespace) -> None:
-    """Take the interface (and the channel, unless given) from python-can's files and CAN_* variables.
-
-    python-can would find them by itself when the bus is opened; naming them here lets the log
-    say which bus is used and the SocketCAN checks of open_bus apply to them too.
-    """
-    try:
-        found = can.util.load_config()
-    except (can.CanInterfaceNotImplementedError, ValueError, TypeError) as exc:
-        raise ConfigError(f"python-can's configuration (CAN_* variables, ~/.canrc, /etc/can.conf) "
-                          f"is not usable: {_sentence(exc)}") from None
-    ns.interface = found["interface"]
-    if "channel" not in ns and found.get("channel") is not None:
-        ns.channel = found["channel"]
-
-
-def _config_value(key: str, value: str) -> Any:
-    if key in ("bitrate", "data_bitrate"):
-        try:
-            return int(value)
-        except ValueError:
-            raise ConfigError(f"[bus] {key} must be an integer in bit/s (got {value!r})") from None
-    if key == "fd":
-        return value.strip().lower() in ("1", "yes", "true", "on")
-    return value
-
-
-def open_bus(options: argparse.Namespace) -> can.BusABC:
-    """Open the bus, turning python-can's failures into a message a person can act on."""
-    try:
-        bus = can.cli.create_bus_from_namespace(options)
-    except argparse.ArgumentError as exc:
-        raise _unavailable(options, exc.__cause__ or exc) from exc
-    except Exception as exc:  # python-can backends raise many types; all mean "no bus"
-        raise _unavailable(options, exc) from exc
-    if getattr(options, "interface", None) == "socketcan" and not _link_is_up(str(options.channel)):
-        # A raw socket binds to a down interface without complaint and fails only when sending.
-        bus.shutdown()
-        raise _unavailable(options, OSError(errno.ENETDOWN, "interface is down"))
-    return bus
-
-
-def _link_is_up(name: str) -> bool:
-    """IFF_UP from sysfs; an interface sysfs does not show is given the benefit of the doubt."""
-    try:
-        with open(f"/sys/class/net/{name}/flags", encoding="ascii") as flags:
-            return bool(int(flags.read(), 16) & 0x1)
-    except (OSError, ValueError):
-        return True
-
-
-def _unavailable(options: argparse.Namespace, exc: BaseException) -> BusUnavailableError | ConfigError:
-    interface = getattr(options, "interface", None)
-    channel = getattr(options, "channel", None)
-    code = errno_of(exc)
-    if interface not in can.VALID_INTERFACES:
-        return ConfigError(f"unknown interface {interface!r}; check -i/--interface (python-can's "
-                           "interface names: socketcan, pcan, kvaser, slcan, gs_usb, socketcand, "
-                           "udp_multicast, virtual, ...)")
-    if code is None and _options_rejected(exc):
-        return ConfigError(f"the {interface} interface cannot be opened with these options: {_sentence(exc)} "
-                           "Check -c/--channel, -b/--bitrate and --bus-kwargs against python-can's "
-                           f"documentation of the {interface} interface.")
-    if code is None and _driver_missing(exc):
-        return ConfigError(f"the {interface} interface cannot be used here: {_sentence(exc)} "
-                           f"Install the driver of the {interface} interface (the vendor's library "
-                           "or the Python package python-can names for it; see python-can's "
-                           "interface documentation), or choose another interface with -i.")
-    if interface == "socketcan":
-        if code == errno.ENODEV:
-            return BusUnavailableError(missing_interface_hint(str(channel)))
-        if code == errno.ENETDOWN:
-            return BusUnavailableError(f"{channel} is down; bring it up with `sudo ecu-sim link {channel}"
-                                       " --bitrate 250000` (real CAN) or `--create` (vcan)")
-        if code == errno.EAFNOSUPPORT:
-            return BusUnavailableError("this kernel has no SocketCAN support (PF_CAN not available); "
-                                       "load it with `sudo modprobe can-raw` or use another interface, "
-                                       "e.g. `-i udp_multicast`")
-    return BusUnavailableError(f"cannot open the {interface or 'configured'} bus"
-                               f"{f' on {channel}' if channel else ''}: {_sentence(exc)} Check that "
-                               "the adapter is connected and the interface options are right.")
-
-
-def _sentence(exc: BaseException) -> str:
-    """An exception's message ending in exactly one full stop, to go before another sentence."""
-    text = str(exc).strip() or type(exc).__name__
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _options_rejected(exc: BaseException | None) -> bool:
-    """True when the backend's constructor refused its arguments (a missing or unknown keyword)."""
-    while exc is not None:
-        if isinstance(exc, TypeError) and "argument" in str(exc):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def _driver_missing(exc: BaseException | None) -> bool:
-    """True when a python-can backend failed because its driver (library or package) is absent.
-
-    Backends say so in different ways: CanInterfaceNotImplementedError or ImportError (a missing
-    package, a library that did not load, the wrong platform), an OSError without an errno naming
-    a library (pcan: "pcanbasic library not found."), a NameError (kvaser calls functions of a
-    canlib that never loaded).
-    """
-    while exc is not None:
-        if isinstance(exc, (can.CanInterfaceNotImplementedError, ImportError, NameError)):
-            return True
-        if isinstance(exc, OSError) and exc.errno is None and any(
-                word in str(exc).lower() for word in ("librar", "driver", "could not be loaded")):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
 
 #: errno values of a send or receive that mean the interface went away (down, deleted, unplugged)
 _LOST = frozenset({errno.ENETDOWN, errno.ENODEV, errno.ENXIO, errno.EBADF, errno.ENETUNREACH})
@@ -226,16 +54,7 @@ class PortCounters:
 
 
 class Port:
-    """A node's view of the bus: own echoes dropped, failures counted rather than fatal.
-
-    udp_multicast (and some adapters) hand a process its own frames back. A frame carrying an
-    identifier this node transmits is either that echo or another node using our address; it is
-    dropped either way and counted, never decoded as input.
-
-    Given ``reopen``, a lost bus (interface down, deleted, adapter unplugged) does not end the
-    run: the port closes it, retries with exponential backoff while the loop keeps ticking, and
-    reports it. Frames due while the bus is down are dropped, so nothing stale is sent later.
-    """
+    """Receives for one node and sends its frames; every frame is shown to the listeners."""
 
     def __init__(self, bus: can.BusABC, own_ids: Iterable[int],
                  reopen: Callable[[], can.BusABC] | None = None,
@@ -245,17 +64,25 @@ class Port:
         self.counters = PortCounters()
         #: the controller's state as last reported by an error frame (assumed error-active until then)
         self.controller_state = ControllerState.ERROR_ACTIVE
-        #: listeners (e.g. a python-can Logger) shown every frame received and every frame sent
-        self.taps: list[can.Listener] = []
-        #: called with every echo of our own frames (the kernel-timed transmitter's phase lock)
-        self.echo_listeners: list[Callable[[can.Message], None]] = []
         #: bumped on every reconnect, so transmitters know to set up again
         self.generation = 0
+        self._listeners: tuple[PortListener, ...] = ()
         self._reopen = reopen
         self._monotonic = monotonic
         self._backoff_s = BACKOFF_INITIAL_S
         self._retry_at = 0.0
         self._lost_at = 0.0
+
+    def __enter__(self) -> Port:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    def add_listener(self, listener: PortListener) -> None:
+        """Show ``listener`` every frame from now on (while the run is wired, before it starts)."""
+        self._listeners = (*self._listeners, listener)
 
     @property
     def connected(self) -> bool:
@@ -295,7 +122,7 @@ class Port:
         if bus is None:
             self._wait_and_reconnect(timeout_s)
             return None
-        counters, own_ids = self.counters, self.own_ids
+        counters, own_ids, listeners = self.counters, self.own_ids, self._listeners
         for _ in range(SKIP_LIMIT):
             try:
                 msg = bus.recv(timeout_s)
@@ -304,36 +131,51 @@ class Port:
                 return None
             if msg is None:
                 return None
-            for tap in self.taps:
-                tap.on_message_received(msg)
             if msg.is_error_frame:
                 self._count_error_frame(msg)
+                direction = Direction.RECEIVED
             elif msg.arbitration_id in own_ids:
                 counters.echo += 1
-                for listener in self.echo_listeners:
-                    listener(msg)
+                direction = Direction.ECHO
             else:
                 counters.rx += 1
+                for listener in listeners:
+                    listener.on_frame(msg, Direction.RECEIVED)
                 return msg
+            for listener in listeners:
+                listener.on_frame(msg, direction)
             timeout_s = 0.0
         return None
 
     def send(self, msg: can.Message) -> None:
+        """Send one frame; a failure costs this frame only, or starts a reconnect."""
         bus = self.bus
         if bus is None:
-            self.counters.tx_dropped += 1
+            self.not_sent(msg)
             return
         try:
             bus.send(msg)
         except (can.CanOperationError, OSError) as exc:
-            self._send_failed(exc)
+            self.send_failed(msg, exc)
             return
-        self.counters.tx += 1
-        for tap in self.taps:
-            tap.on_message_received(msg)
+        self.sent(msg)
 
-    def _send_failed(self, exc: Exception) -> None:
+    def sent(self, msg: can.Message) -> None:
+        """``msg`` reached the bus (through ``send``, or a transmitter of its own on this port)."""
+        self.counters.tx += 1
+        for listener in self._listeners:
+            listener.on_frame(msg, Direction.SENT)
+
+    def not_sent(self, msg: can.Message) -> None:
+        """``msg`` was due while the bus was down: dropped, never sent late."""
+        self.counters.tx_dropped += 1
+        for listener in self._listeners:
+            listener.on_frame(msg, Direction.NOT_SENT)
+
+    def send_failed(self, msg: can.Message, exc: Exception) -> None:
         """A full transmit queue (ENOBUFS) or a missing acknowledgement only costs this frame."""
+        for listener in self._listeners:
+            listener.on_frame(msg, Direction.NOT_SENT)
         if errno_of(exc) in _LOST:
             self._lost(exc)
             return

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 
-from ecu_sim.bus import port as bus
+from ecu_sim.bus import options as bus_options
 from ecu_sim.cli import common
-from ecu_sim.runs import realtime as runner
+from ecu_sim.nodes.factory import NodeKind
+from ecu_sim.runs.realtime import run_realtime
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    bus.add_arguments(parser)
+    bus_options.add_arguments(parser)
     common.add_common(parser, sources=("speed",))
     common.add_ccm_options(parser)
     common.timeout_options(parser, "speed")
@@ -23,4 +24,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return runner.run_realtime("ccm", args, common.settings(args))
+    return run_realtime(NodeKind.CCM, args, common.settings(args))

@@ -6,7 +6,9 @@ import argparse
 import logging
 
 from ecu_sim.settings import load as config
-from ecu_sim.settings.load import Settings, add_option, source_address
+from ecu_sim.settings.model import Settings
+from ecu_sim.settings.sources import add_option
+from ecu_sim.settings.values import source_address
 
 
 def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app", "speed"),
@@ -76,7 +78,7 @@ def add_gains(group: argparse._ActionsContainer) -> None:
 def settings(args: argparse.Namespace) -> Settings:
     """Load the settings and set up logging, which depends on them."""
     loaded = config.load(args)
-    from ecu_sim.service.notify import configure_logging  # imported late: only node commands log this way
+    from ecu_sim.service.logs import configure_logging  # imported late: only node commands log this way
 
     configure_logging(loaded.run.log_level)
     logging.getLogger("ecu_sim").debug("settings: %s", loaded)

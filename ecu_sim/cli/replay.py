@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ecu_sim.service.notify import configure_logging
+    from ecu_sim.service.logs import configure_logging
 
     configure_logging(args.log_level)
     result = replay.replay(args.file, args.dbc)

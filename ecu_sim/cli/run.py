@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 
-from ecu_sim.bus import port as bus
+from ecu_sim.bus import options as bus_options
 from ecu_sim.cli import common
-from ecu_sim.runs import realtime as runner
+from ecu_sim.nodes.factory import NodeKind
+from ecu_sim.runs.realtime import run_realtime
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    bus.add_arguments(parser)
+    bus_options.add_arguments(parser)
     common.add_common(parser, sources=("app",))
     common.add_ecu_options(parser)
     common.timeout_options(parser, "app")
@@ -24,4 +25,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return runner.run_realtime("ecu", args, common.settings(args))
+    return run_realtime(NodeKind.ECU, args, common.settings(args))

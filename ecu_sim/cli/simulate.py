@@ -17,7 +17,7 @@ import time
 from ecu_sim.cli import common
 from ecu_sim.errors import ConfigError
 from ecu_sim.runs import simulation
-from ecu_sim.settings.load import add_option
+from ecu_sim.settings.sources import add_option
 
 log = logging.getLogger("ecu_sim")
 
@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     driver = (simulation.Driver("pedal", args.app) if args.app is not None
               else simulation.Driver("none") if args.no_ccm else simulation.Driver("ccm"))
     started = time.perf_counter()
-    # The in-process link: bit-identical to python-can's virtual bus (which the tests use), ten
-    # times faster because frames are not deep-copied and queued under a lock (docs/performance.md).
+    # The in-process link: bit-identical to python-can's virtual bus (which the tests use), and
+    # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).
     link: simulation.Link = "direct"
     if args.out in (None, "-"):
         result = simulation.run(settings, driver, sys.stdout if args.out == "-" else None, link=link)
@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     ticks = result.loop.stats.ticks
     state = result.ecu.state
+    simulated = ticks * result.settings.run.resolved_period_s
+    rate = ticks / elapsed if elapsed else 0.0
     log.info("simulated %.1f s in %.2f s (%d ticks, %.0f ticks/s): final speed %.2f km/h, distance %.0f m",
-             (ticks - 1) * settings.run.period_s, elapsed, ticks, ticks / elapsed if elapsed else 0.0,
-             state.speed_kph, state.distance_m)
+             simulated, elapsed, ticks, rate, state.speed_kph, state.distance_m)
     return 0

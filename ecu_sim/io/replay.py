@@ -1,9 +1,8 @@
 """Replaying a recording: the recorded input through the same node, in virtual time, bit for bit.
 
-A run made with ``--record FILE`` left the frames in ``FILE`` (and the files its rotation closed)
-and the tick journal in ``FILE.ticks`` (see :mod:`ecu_sim.io.recorder`). A replay builds the node
-the way a real run does (:mod:`ecu_sim.runs.realtime`: same settings, codec, node, fault injector and
-:class:`~ecu_sim.runtime.loop.TickLoop`) and changes only two things:
+A replay builds the node the way a real run does (:func:`ecu_sim.nodes.factory.build_node`:
+same settings, codec, node, fault injector and :class:`~ecu_sim.runtime.loop.TickLoop`) and
+changes only two things:
 
 - the bus is a :class:`ReplayBus`, which hands the node the recorded received frames, each one
   before the tick it fell before in the recording, and keeps what the node sends;
@@ -18,171 +17,26 @@ The log must be the one its journal was written with: each frame's direction (re
 which .log, .asc and .blf all keep) must fit the journal's split of every tick, the log must not
 end before the journal's last tick, and after it it must hold exactly the frames the journal's
 ``end`` line counts. Where they part, the replay reports a :class:`Mismatch` at that tick: a sent
-frame deleted from the log, a received one marked sent, a log cut short or run on. A log that
-cannot be read at all (a damaged file) is a ConfigError naming the file and the frame.
+frame deleted from the log, a received one marked sent, a log cut short or run on.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
-import json
-import logging
 import os
-import struct
-import zlib
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import can
-from can.io.blf import BLFParseError
 
 from ecu_sim.bus.port import Port
-from ecu_sim.control.pi import PiParams
-from ecu_sim.errors import ConfigError
-from ecu_sim.faults.injector import Fault, FaultSchedule
-from ecu_sim.io.recorder import JOURNAL_FORMAT, JOURNAL_VERSION, dbc_checksum, journal_path
-from ecu_sim.runs.realtime import NodeKind, attach_faults, load_profile, make_ccm, make_ecu, output_codec
-from ecu_sim.runtime.clock import Poll, VirtualClock
+from ecu_sim.io.journal import TickRecord
+from ecu_sim.io.recording import Recording, load, settings_of
+from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runtime.clock import Inputs, VirtualClock
 from ecu_sim.runtime.loop import TickLoop
-from ecu_sim.settings.load import ProfileSettings, RunSettings, Settings
-from ecu_sim.vehicle.model import TruckParams
-from ecu_sim.vehicle.route import GradeSchedule
-
-log = logging.getLogger(__name__)
-
-#: what python-can's readers raise on a damaged file: bad hex, a bad checksum or zlib stream, ...
-READ_ERRORS = (ValueError, EOFError, IndexError, KeyError, OSError, struct.error, zlib.error,
-               BLFParseError)
-
-
-@dataclass(frozen=True)
-class TickRecord:
-    rx: int
-    tx: int
-    skipped: bool = False
-    failed: bool = False
-
-
-@dataclass
-class Recording:
-    path: str
-    head: dict[str, Any]
-    ticks: list[TickRecord]
-    #: the log files in the order they were written: rotated parts, then FILE itself
-    files: list[str]
-    #: frames received after the last tick (the journal's ``end`` line); None: a run that was
-    #: killed before it could stop, or a journal of version 1, which has no such line
-    trailing: int | None = None
-    #: where :meth:`frames` is: the file and the number of the frame it yielded last
-    at: tuple[str, int] = ("", 0)
-
-    @property
-    def kind(self) -> NodeKind:
-        return "ecu" if self.head["node"] == "ecu" else "ccm"
-
-    @property
-    def directions_kept(self) -> bool:
-        """Whether every received frame is marked received (version 1 kept echoes marked sent)."""
-        return bool(self.head["version"] >= 2)
-
-    def frames(self) -> Iterator[can.Message]:
-        """The logged frames of all files in order; ConfigError names a file that cannot be read."""
-        for name in self.files:
-            number = 0
-            try:
-                with can.LogReader(name) as reader:
-                    for msg in reader:
-                        number += 1
-                        self.at = (name, number)
-                        yield msg
-            except READ_ERRORS as exc:
-                kind = type(exc)
-                reason = (kind.__name__ if kind.__module__ == "builtins"
-                          else f"{kind.__module__}.{kind.__name__}")
-                part = "" if name == self.path else f" (part of the recording {self.path})"
-                raise ConfigError(
-                    f"{name}{part}: frame {number + 1} cannot be read ({reason}: {exc}); the file "
-                    f"is damaged or not in the format its suffix says, so there is nothing to "
-                    f"replay: record the run again") from None
-
-
-def load(path: str) -> Recording:
-    """Read the tick journal of the recording ``path``; ConfigError says what is wrong."""
-    journal = journal_path(path)
-    try:
-        with open(journal, encoding="ascii") as handle:
-            lines = handle.read().split("\n")
-    except OSError as exc:
-        raise ConfigError(f"cannot read the tick journal {journal} of the recording {path}: "
-                          f"{exc.strerror or exc}; record with `ecu-sim --record {path}`") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{journal} is not a tick journal written by ecu-sim --record") from None
-    try:
-        head = json.loads(lines[0])
-    except json.JSONDecodeError:
-        head = None
-    if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
-        raise ConfigError(f"{journal}, line 1: not a tick journal written by ecu-sim --record")
-    if head.get("version") not in (1, JOURNAL_VERSION) or head.get("node") not in ("ecu", "ccm"):
-        raise ConfigError(f"{journal}, line 1: journal version {head.get('version')} of node "
-                          f"{head.get('node')!r} is not one this ecu-sim replays (version {JOURNAL_VERSION})")
-    folder = os.path.dirname(path)
-    files: list[str] = []
-    ticks: list[TickRecord] = []
-    trailing: int | None = None
-    # A run that was killed may end in half a line: the last line counts only when complete.
-    for number, line in enumerate(lines[1:-1], start=2):
-        if trailing is not None:
-            raise ConfigError(f"{journal}, line {number}: {line!r} after the end line "
-                              f"'end {trailing}', which is the last line of a tick journal")
-        if line.startswith("end "):
-            try:
-                trailing = int(line[4:])
-            except ValueError:
-                trailing = -1
-            if trailing < 0:
-                raise ConfigError(f"{journal}, line {number}: expected 'end RX', got {line!r}")
-            continue
-        if line.startswith("part "):
-            files.append(os.path.join(folder, line[5:]))
-            continue
-        fields = line.split()
-        try:
-            rx, tx = int(fields[0]), int(fields[1])
-            flags = fields[2] if len(fields) > 2 else ""
-        except (IndexError, ValueError):
-            raise ConfigError(f"{journal}, line {number}: expected 'RX TX [FLAGS]', got {line!r}") from None
-        if len(fields) > 3 or rx < 0 or tx < 0 or set(flags) - {"s", "f"}:
-            raise ConfigError(f"{journal}, line {number}: expected 'RX TX [FLAGS]', got {line!r}")
-        ticks.append(TickRecord(rx, tx, "s" in flags, "f" in flags))
-    files.append(path)
-    for name in files:
-        if not os.path.isfile(name):
-            raise ConfigError(f"the recording {path} lacks its log file {name}")
-    return Recording(path, head, ticks, files, trailing)
-
-
-def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
-    """The recorded settings; ``dbc`` replaces the DBC path (a recording moved elsewhere)."""
-    recorded = recording.head["settings"]
-    try:
-        profile = ProfileSettings(**recorded["profile"])
-        settings = Settings(profile=profile if dbc is None else dataclasses.replace(profile, dbc=dbc),
-                            truck=TruckParams(**recorded["truck"]),
-                            controller=PiParams(**recorded["controller"]),
-                            # the kernel's broadcast manager has no virtual time
-                            run=dataclasses.replace(RunSettings(**recorded["run"]), tx_mode="user"))
-    except (KeyError, TypeError) as exc:
-        raise ConfigError(f"{journal_path(recording.path)}, line 1: settings this ecu-sim does not "
-                          f"know ({exc}); replay with the version that recorded it") from None
-    checksum = recording.head.get("dbc", {}).get("sha256")
-    if settings.profile.dbc is not None and checksum != dbc_checksum(settings.profile.dbc):
-        log.warning("%s is not the DBC file the recording was made with (its checksum differs)",
-                    settings.profile.dbc)
-    return settings
 
 
 @dataclass(frozen=True)
@@ -197,9 +51,10 @@ class Mismatch:
 class ReplayBus(can.BusABC):
     """The recorded frames, in order: received ones before their tick, sent ones kept to compare.
 
-    ``tick`` tells the index of the node's next tick; frames of a later tick are held back. Each
-    tick's frames are checked against the journal: how many there are and their direction. The
-    first that does not fit is kept as ``mismatch``, and no frames are handed over after it.
+    The loop feeds it the ticks (it is a tick observer): after tick ``k`` it loads the frames
+    that fell before tick ``k + 1``; a later tick's frames are held back. Each tick's frames are
+    checked against the journal: how many there are and their direction. The first that does not
+    fit is kept as ``mismatch``, and no frames are handed over after it.
     """
 
     def __init__(self, recording: Recording) -> None:
@@ -210,7 +65,8 @@ class ReplayBus(can.BusABC):
         self._frames = recording.frames()
         self._queue: deque[can.Message] = deque()
         self._loaded = -1
-        self.tick: Callable[[], int] = lambda: 0
+        #: the tick the node runs next: frames sent now belong to it
+        self.tick = 0
         #: per tick: the frames the recording says the node sent
         self.recorded: list[list[can.Message]] = []
         #: (tick, frame) for every frame the replayed node sent
@@ -289,19 +145,22 @@ class ReplayBus(can.BusABC):
                     "journal: only a complete recording replays")
         return "nothing is sent after the last tick, so the log is not this journal's"
 
+    def feed(self, tick: int) -> None:
+        """Queue the frames that fell before ``tick``, the tick the node runs next."""
+        self.tick = tick
+        self._load(tick)
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        self.feed(tick + 1)
+
     def pending(self) -> bool:
-        self._load(self.tick())
         return bool(self._queue)
 
-    def recv(self, timeout: float | None = None) -> can.Message | None:
-        self._load(self.tick())
-        return self._queue.popleft() if self._queue else None
-
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
-        return self.recv(timeout), True
+        return (self._queue.popleft() if self._queue else None), False
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        self.sent.append((self.tick(), msg))
+        self.sent.append((self.tick, msg))
 
 
 class ReplayClock(VirtualClock):
@@ -321,11 +180,11 @@ class ReplayClock(VirtualClock):
             else:
                 run_start = None
 
-    def wait_until(self, deadline: float, poll: Poll) -> None:
-        super().wait_until(deadline, poll)
-        while self._bus.pending():
-            poll(0.0)
-        stall = self._stalls.get(self._bus.tick())
+    def wait_until(self, deadline: float, inputs: Inputs) -> None:
+        super().wait_until(deadline, inputs)
+        while self._bus.pending():  # all of the tick's frames, however many a drain may take
+            inputs.poll(0.0)
+        stall = self._stalls.get(self._bus.tick)
         if stall:
             # Half a period past the last overdue slot: the loop skips exactly ``stall`` ticks.
             self._now = deadline + (stall + 0.5) * self._period_s
@@ -341,7 +200,8 @@ class Difference:
 
 @dataclass(frozen=True)
 class ReplayResult:
-    kind: NodeKind
+    #: the recorded node, ``ecu`` or ``ccm``
+    kind: str
     period_s: float
     ticks: int
     #: frames compared bit for bit
@@ -371,30 +231,21 @@ def _key(frames: Sequence[can.Message]) -> list[tuple[int, bool, bytes]]:
 def replay(path: str, dbc: str | None = None) -> ReplayResult:
     """Replay the recording ``path`` and compare what the node sends with what it sent then."""
     recording = load(path)
-    settings = settings_of(recording, dbc)
-    kind = recording.kind
-    profile = load_profile(settings)
-    period = settings.run.period_s
+    settings, profile = prepare(settings_of(recording, dbc))
+    kind = NodeKind(recording.kind)
+    period = settings.run.resolved_period_s
     bus = ReplayBus(recording)
     clock = ReplayClock(period, recording.ticks, bus)
-    port = Port(bus, own_ids=[output_codec(kind, profile).frame_id])
-    route = recording.head.get("route")
-    node = (make_ecu(port, profile, settings, GradeSchedule.from_points(route) if route else None)
-            if kind == "ecu" else make_ccm(port, profile, settings))
-    recorded_faults = recording.head["faults"]
-    schedule = FaultSchedule(tuple(Fault(**f) for f in recorded_faults["faults"]), recorded_faults["seed"])
-    attach_faults(node, kind, profile, schedule, period)
-    bus.tick = lambda: node.tick_index
-    loop = TickLoop(clock, period, [node])
-    try:
-        loop.run(max_ticks=len(recording.ticks))
+    with Port(bus, own_ids=[kind.sends(profile).frame_id]) as port:
+        built = build_node(kind, port, profile, settings, route=recording.route() or load_route(settings),
+                           schedule=recording.schedule())
+        bus.feed(0)
+        TickLoop(clock, period, [built.node], observers=[bus]).run(max_ticks=len(recording.ticks))
         bus.finish()
-    finally:
-        port.close()
-    return _compare(kind, recording, bus, period)
+    return _compare(kind.value, recording, bus, period)
 
 
-def _compare(kind: NodeKind, recording: Recording, bus: ReplayBus, period_s: float) -> ReplayResult:
+def _compare(kind: str, recording: Recording, bus: ReplayBus, period_s: float) -> ReplayResult:
     sent: list[list[can.Message]] = [[] for _ in recording.ticks]
     for tick, msg in bus.sent:
         sent[tick].append(msg)

@@ -8,7 +8,7 @@ releasing a wound-up integrator when speed comes back.
 from __future__ import annotations
 
 from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
@@ -22,14 +22,14 @@ class Ccm(InputNode):
         self,
         port: Port,
         profile: Profile,
-        transmitter: Transmitter,
+        output: Output,
         params: PiParams,
         set_speed_kph: float,
         dt_s: float,
-        speed_timeout_s: float,
+        hold_ticks: int,
         speed_source: int | None = None,
     ) -> None:
-        super().__init__(port, profile.speed, transmitter, speed_timeout_s, dt_s, speed_source)
+        super().__init__(port, profile.speed, output, hold_ticks, speed_source)
         self.params = params
         self.set_speed_kph = set_speed_kph
         self.dt_s = dt_s
@@ -42,7 +42,7 @@ class Ccm(InputNode):
     def cruise_active(self) -> bool:
         return self.speed_kph is not None
 
-    def tick(self, now: float, transmit: bool) -> None:
+    def tick(self, deadline: float, transmit: bool) -> None:
         self.speed_kph = speed = self.held.get(self.tick_index)
         if speed is None:
             self.app_pct = 0.0
@@ -51,8 +51,8 @@ class Ccm(InputNode):
             self.app_pct, self.pi_state = controller.step(
                 self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
         if transmit:
-            self.send(self.encode_app(self.app_pct))
-        self.end_tick(transmit)
+            self.send(deadline, self.encode_app(self.app_pct))
+        self.end_tick()
 
     def status_line(self) -> str:
         speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"

@@ -8,14 +8,11 @@ received, stale, or flagged not available) means a coasting truck: APP 0 %.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import Transmitter
+from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
 from ecu_sim.nodes.input import InputNode
-from ecu_sim.vehicle import model
-from ecu_sim.vehicle.model import TruckParams, TruckState
+from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.route import GradeSchedule
 
 
@@ -24,16 +21,16 @@ class Ecu(InputNode):
         self,
         port: Port,
         profile: Profile,
-        transmitter: Transmitter,
-        params: TruckParams,
+        output: Output,
+        truck: TruckModel,
         route: GradeSchedule,
         initial_speed_kph: float,
         dt_s: float,
-        app_timeout_s: float,
+        hold_ticks: int,
         app_source: int | None = None,
     ) -> None:
-        super().__init__(port, profile.app, transmitter, app_timeout_s, dt_s, app_source)
-        self.params = params
+        super().__init__(port, profile.app, output, hold_ticks, app_source)
+        self.truck = truck
         self.route = route
         self.dt_s = dt_s
         self.encode_speed = profile.speed.encode
@@ -41,24 +38,17 @@ class Ecu(InputNode):
         self.app_pct = 0.0
         self.app_missing = True
         self.grade_pct = route.grade_at(0.0)
-        self._started = False
-        #: called after every tick with the time, e.g. to write a CSV row; None costs nothing
-        self.observer: Callable[[float, Ecu], None] | None = None
 
-    def tick(self, now: float, transmit: bool) -> None:
+    def tick(self, deadline: float, transmit: bool) -> None:
         app = self.held.get(self.tick_index)
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
-        if self._started:
+        if self.tick_index:
             self.grade_pct = self.route.grade_at(self.state.distance_m)
-            self.state = model.step(self.params, self.state, self.app_pct, self.grade_pct, self.dt_s)
-        else:
-            self._started = True
+            self.state = self.truck.step(self.state, self.app_pct, self.grade_pct, self.dt_s)
         if transmit:
-            self.send(self.encode_speed(self.state.speed_kph))
-        self.end_tick(transmit)
-        if self.observer is not None:
-            self.observer(now, self)
+            self.send(deadline, self.encode_speed(self.state.speed_kph))
+        self.end_tick()
 
     def status_line(self) -> str:
         app = "missing (coasting)" if self.app_missing else f"{self.app_pct:5.1f} %"

@@ -17,7 +17,8 @@ Error frames and our own echoes never get here: the port drops and counts them. 
 addresses sending the input role within one period (a conflict or a spoof) are reported.
 
 Time of the held input is counted in ticks, not seconds: a value handled before tick ``k`` is
-used by ticks ``k .. k + n - 1``, where ``n = floor(timeout / period)`` (at least 1), and tick
+used by ticks ``k .. k + n - 1``, where ``n`` is the whole periods in the timeout
+(:func:`ecu_sim.runtime.ticks.ticks_in`, at least one), and tick
 ``k + n`` finds the input missing unless a newer value came. The frame arrived after tick
 ``k - 1``, so at tick ``k + n - 1`` it is less than ``n`` periods old: a value is never used
 when it is older than the timeout. With the default of three periods, the frame handled before
@@ -30,36 +31,19 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
-from typing import Protocol
 
 import can
 
 from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import Transmitter
-from ecu_sim.codec.profile import Invalid, RoleCodec
-from ecu_sim.runtime.loop import HeldInput
+from ecu_sim.bus.transmit import Output
+from ecu_sim.codec.role import Invalid, RoleCodec
+from ecu_sim.runtime.held import HeldInput
 
 log = logging.getLogger(__name__)
 
 #: Most frames one drain handles: a flood faster than the node can decode must not starve the
 #: tick. The rest stays queued for the next wait (and the kernel drops what overflows).
 DRAIN_LIMIT = 256
-#: Slack so that a timeout of exactly N periods gives N ticks in spite of float division.
-_TICK_EPSILON = 1e-9
-
-
-class Output(Protocol):
-    """Where a node's frames go when faults are injected: see :mod:`ecu_sim.faults.injector`."""
-
-    def send(self, tick: int, data: bytes) -> bool:
-        """Send (or withhold) the payload of ``tick``; True when a frame went to the port."""
-
-    def summary(self) -> str:
-        """What was injected so far, for the status line."""
-
-    def finish(self, tick: int) -> None:
-        """The run ended before ``tick``: report what is still being injected."""
 
 
 class InputNode:
@@ -72,17 +56,16 @@ class InputNode:
         self,
         port: Port,
         codec_in: RoleCodec,
-        transmitter: Transmitter,
-        timeout_s: float,
-        period_s: float,
+        output: Output,
+        hold_ticks: int,
         source: int | None = None,
     ) -> None:
         self.port = port
         self.codec_in = codec_in
-        self.transmitter = transmitter
+        self.output = output
         #: ticks that use a value, counting the first one: never a value older than the timeout
-        self.hold_ticks = max(1, int(timeout_s / period_s + _TICK_EPSILON))
-        self.held = HeldInput(self.hold_ticks)
+        self.hold_ticks = hold_ticks
+        self.held = HeldInput(hold_ticks)
         self.source = source
         #: index of the next tick: a frame handled now is used from this tick on
         self.tick_index = 0
@@ -95,13 +78,6 @@ class InputNode:
         self.source_conflicts = 0
         #: drains that stopped at DRAIN_LIMIT with frames still queued (a flood)
         self.overruns = 0
-        #: frames handed to the port (after fault injection), and whether that is happening now
-        self.handed = 0
-        self.sending = False
-        #: fault injection on the output; None sends straight through the transmitter
-        self.faults: Output | None = None
-        #: called after every tick with (tick index, transmitted), e.g. by the recorder
-        self.after_tick: Callable[[int, bool], None] | None = None
         self._fd_allowed = bool(codec_in.message.is_fd)
         #: the DBC's length of the input message; a classic frame of another length is not it
         self._length: int = codec_in.message.length
@@ -153,7 +129,7 @@ class InputNode:
             self.invalid[value.name.lower()] += 1
             if value in (Invalid.NOT_AVAILABLE, Invalid.ERROR_INDICATOR):
                 # The sender says it has no value: the input is missing now, not after the hold.
-                self.held.value = None
+                self.held.clear()
             return
         self.accepted += 1
         self.held.update(value, self.tick_index, source)
@@ -179,28 +155,13 @@ class InputNode:
                     "same period (a second sender or a spoof); %s", tick, codec.message_name,
                     codec.signal_name, previous, source, outcome)
 
-    def send(self, data: bytes) -> None:
-        """Send this tick's payload, through the fault injector when there is one.
+    def send(self, deadline: float, data: bytes) -> None:
+        """Send this tick's payload through the output (a fault injector, or the transmitter)."""
+        self.output.send(self.tick_index, deadline, data)
 
-        ``sending`` tells a recorder that what the port shows it now is this node's own frame:
-        the bus's ``is_rx`` cannot say so (SocketCAN also marks our looped-back echoes as sent).
-        """
-        faults = self.faults
-        self.sending = True
-        try:
-            if faults is None:
-                self.transmitter.send(data)
-                self.handed += 1
-            elif faults.send(self.tick_index, data):
-                self.handed += 1
-        finally:
-            self.sending = False
-
-    def end_tick(self, transmit: bool) -> None:
-        k = self.tick_index
-        self.tick_index = k + 1
-        if self.after_tick is not None:
-            self.after_tick(k, transmit)
+    def end_tick(self) -> None:
+        """The tick is done: a frame handled from now on is used from the next one."""
+        self.tick_index += 1
 
     @property
     def invalid_total(self) -> int:
@@ -217,6 +178,4 @@ class InputNode:
             text += f" conflicts {self.source_conflicts}"
         if self.overruns:
             text += f" overruns {self.overruns}"
-        if self.faults is not None:
-            text += f" | faults {self.faults.summary()}"
         return text

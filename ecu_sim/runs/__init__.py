@@ -1,1 +1,1 @@
-"""runs."""
+"""Runs put together: settings checked against the DBC, a real-time node, a simulation in virtual time."""

@@ -1,7 +1,8 @@
-"""Wiring: settings in, nodes on a bus on a loop out. The CLI commands only call these.
+"""A node on a real bus at its configured rate, until stopped or until the duration is over.
 
-Real-time runs, simulations and replays are built by the same functions here, so they share the
-codec, the nodes and the loop; only the clock and the bus differ.
+Everything the run opens (the bus, the recording, the systemd notifier, the signal handlers) is
+entered into one ExitStack, so it is closed in the reverse order however the run ends: SIGINT or
+SIGTERM, a bus that fails for good, or a mistake found while wiring.
 """
 
 from __future__ import annotations
@@ -10,79 +11,90 @@ import argparse
 import logging
 import signal
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Literal
+from contextlib import ExitStack, contextmanager
 
-from ecu_sim.bus import port as canbus
+from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import KernelTransmitter, Transmitter, make_transmitter
-from ecu_sim.codec.profile import Profile, RoleCodec
-from ecu_sim.faults import injector as faults
+from ecu_sim.codec.profile import Profile
+from ecu_sim.faults import injector
+from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.recorder import Recorder, header
-from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.factory import Built, NodeKind, build_node
+from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
-from ecu_sim.runtime.loop import TickLoop
+from ecu_sim.runtime.loop import LoopStats, TickLoop
+from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.service.notify import Notifier
-from ecu_sim.settings.load import Settings
+from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.route import GradeSchedule
 
 log = logging.getLogger("ecu_sim")
 
-NodeKind = Literal["ecu", "ccm"]
+
+def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
+    """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
+    settings, profile = prepare(settings)
+    route = load_route(settings) if kind is NodeKind.ECU else None
+    schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
+    injector.check(schedule.faults, kind.sends(profile), settings.run.resolved_period_s)
+    for fault in after_the_run(schedule.faults, settings.run.duration_s):
+        log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
+                    "not act", fault, fault.start_s, settings.run.duration_s)
+    options = bus_options.resolve_bus_options(args, settings.bus)
+    with ExitStack() as stack:
+        port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
+                                        reopen=lambda: bus_options.open_bus(options)))
+        log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
+                 getattr(options, "channel", ""), profile.name, profile.dbc_path)
+        recorder = _recorder(stack, kind, settings, profile, route, schedule)
+        built = build_node(kind, port, profile, settings, route=route, schedule=schedule,
+                           tx_mode=settings.run.tx_mode)
+        if recorder is not None:
+            port.add_listener(recorder)
+        notifier = stack.enter_context(Notifier())
+        stats = LoopStats()
+        loop = _loop(built, port, notifier, settings, stats, recorder)
+        if built.faults is not None:
+            faults = built.faults
+            stack.callback(lambda: faults.finish(built.node.tick_index))
+        stack.enter_context(_stop_on_signals(loop))
+        loop.run(_max_ticks(settings))
+        bus_state = port.state_text()
+    log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
+             stats.skipped, built.counters_text(), bus_state)
+    return 0
 
 
-def load_profile(settings: Settings) -> Profile:
-    """The settings' message profile: the one ``config.load`` parsed already, else loaded now."""
-    loaded = settings.loaded_profile
-    if loaded is not None and loaded[0] == settings.profile:
-        return loaded[1]
-    p = settings.profile
-    return Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
+def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stats: LoopStats,
+          recorder: Recorder | None) -> TickLoop:
+    period = settings.run.resolved_period_s
+    return TickLoop(MonotonicClock(period), period, [built.node], stats=stats, observers=[
+        StatusReporter(lambda: f"{built.status_line()} | late {stats.late} | {port.state_text()}",
+                       notifier, period, settings.run.status_interval_s),
+        *([recorder] if recorder is not None else []),
+    ])
 
 
-def load_route(settings: Settings) -> GradeSchedule:
-    run = settings.run
-    if run.grade_file is not None:
-        return GradeSchedule.from_csv(run.grade_file)
-    if run.grade_pct is not None:
-        return GradeSchedule.constant(run.grade_pct)
-    return GradeSchedule.testbed()
+def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
+              route: GradeSchedule | None, schedule: FaultSchedule) -> Recorder | None:
+    """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io)."""
+    path = settings.record.file
+    if path is None:
+        return None
+    head = header(kind.value, settings, profile, None if route is None else route.points, schedule, path)
+    recorder = stack.enter_context(Recorder(path, settings.record.max_bytes, head))
+    log.info("recording every frame to %s", path)
+    return recorder
 
 
-def _transmitter(port: Port, role: RoleCodec, settings: Settings) -> Transmitter:
-    return make_transmitter(port, role.frame_id, role.is_extended_id, settings.run.period_s,
-                            settings.run.tx_mode)
-
-
-def make_ecu(port: Port, profile: Profile, settings: Settings,
-             route: GradeSchedule | None = None) -> Ecu:
-    run = settings.run
-    return Ecu(
-        port, profile,
-        _transmitter(port, profile.speed, settings),
-        settings.truck, route or load_route(settings), run.initial_speed_kph, run.period_s,
-        run.input_timeout_s(run.app_timeout_s), settings.profile.app_source,
-    )
-
-
-def make_ccm(port: Port, profile: Profile, settings: Settings) -> Ccm:
-    run = settings.run
-    return Ccm(
-        port, profile,
-        _transmitter(port, profile.app, settings),
-        settings.controller, run.set_speed_kph, run.period_s,
-        run.input_timeout_s(run.speed_timeout_s), settings.profile.speed_source,
-    )
-
-
-def max_ticks(settings: Settings) -> int | None:
+def _max_ticks(settings: Settings) -> int | None:
     duration = settings.run.duration_s
-    return None if duration is None else max(1, round(duration / settings.run.period_s))
+    return None if duration is None else max(1, ticks_in(duration, settings.run.resolved_period_s))
 
 
 @contextmanager
-def stop_on_signals(loop: TickLoop) -> Iterator[None]:
+def _stop_on_signals(loop: TickLoop) -> Iterator[None]:
     """SIGINT and SIGTERM end the run after the current tick, so output is flushed and exit is 0."""
     def handler(signum: int, frame: object) -> None:
         log.info("%s received, stopping", signal.Signals(signum).name)
@@ -94,126 +106,3 @@ def stop_on_signals(loop: TickLoop) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
-    """Run one node on a real bus at the configured rate until stopped or the duration is over."""
-    profile = load_profile(settings)
-    route = load_route(settings) if kind == "ecu" else None
-    schedule = faults.FaultSchedule.from_settings(settings.faults)
-    faults.check(schedule.faults, output_codec(kind, profile), settings.run.period_s)
-    for fault in faults.after_the_run(schedule.faults, settings.run.duration_s):
-        log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
-                    "not act", fault, fault.start_s, settings.run.duration_s)
-    options = canbus.resolve_bus_options(args, settings.bus)
-    own = output_codec(kind, profile)
-    # From here on the bus is closed however the run ends, also when setting up the node fails.
-    port = Port(canbus.open_bus(options), own_ids=[own.frame_id],
-                reopen=lambda: canbus.open_bus(options))
-    try:
-        log.info("%s on %s %s, profile %s (%s)", kind.upper(), options.interface,
-                 getattr(options, "channel", ""), profile.name, profile.dbc_path)
-        clock = MonotonicClock()
-        node: Ecu | Ccm = (make_ecu(port, profile, settings, route) if kind == "ecu"
-                           else make_ccm(port, profile, settings))
-        attach_faults(node, kind, profile, schedule, settings.run.period_s)
-        loop = TickLoop(clock, settings.run.period_s, [node])
-        if isinstance(node.transmitter, KernelTransmitter):
-            node.transmitter.follow(lambda: loop.deadline)
-        notifier = Notifier()
-        _report_status(loop, node, notifier, settings.run.status_interval_s)
-        recorder = start_recording(kind, node, settings, profile, route, schedule)
-        try:
-            with stop_on_signals(loop):
-                stats = loop.run(max_ticks(settings))
-        finally:
-            notifier.stopping()
-            if node.faults is not None:
-                node.faults.finish(node.tick_index)
-            if recorder is not None:
-                recorder.stop()
-        bus_state = port.state_text()
-    finally:
-        port.close()
-    log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
-             stats.skipped, node.counters_text(), bus_state)
-    return 0
-
-
-# -- fault injection and recording (issue 6) ----------------------------------------------------
-
-
-#: faults that leave a period without a frame
-WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
-
-
-def output_codec(kind: NodeKind, profile: Profile) -> RoleCodec:
-    """The role a node sends: speed for the ECU, APP for the CCM."""
-    return profile.speed if kind == "ecu" else profile.app
-
-
-def attach_faults(node: Ecu | Ccm, kind: NodeKind, profile: Profile, schedule: faults.FaultSchedule,
-                  period_s: float) -> None:
-    """Put the fault injector between the node and its transmitter; nothing when there are none.
-
-    A fault that withholds frames (drop, silent, delay before its first value) cannot be done by
-    skipping an update of the kernel's timer: the kernel would repeat the previous frame. Such a
-    node sends from the loop instead, and says so.
-    """
-    if not schedule.faults:
-        return
-    withholding = sorted({f.kind for f in schedule.faults} & WITHHOLDING_FAULTS)
-    if withholding and isinstance(node.transmitter, KernelTransmitter):
-        role = output_codec(kind, profile)
-        node.transmitter = Transmitter(node.port, role.frame_id, role.is_extended_id)
-        log.info("%s: frames are sent from the loop, not timed by the kernel, because %s "
-                 "must withhold frames", kind.upper(), " and ".join(withholding))
-    node.faults = faults.FaultInjector(node.transmitter, output_codec(kind, profile), schedule,
-                                       period_s, kind.upper())
-    log.info("%s: injecting faults %s (seed %d)", kind.upper(), faults.describe(schedule.faults),
-             schedule.seed)
-
-
-def start_recording(kind: NodeKind, node: Ecu | Ccm, settings: Settings, profile: Profile,
-                    route: GradeSchedule | None, schedule: faults.FaultSchedule) -> Recorder | None:
-    """``--record``: a tap on the node's port and a hook after each tick (ecu_sim.io.recorder)."""
-    path = settings.record.file
-    if path is None:
-        return None
-    head = header(kind, settings, profile, None if route is None else route.points, schedule.faults,
-                  schedule.seed, path)
-    recorder = Recorder(path, settings.record.max_bytes, node, head)
-    node.port.taps.append(recorder)
-    node.after_tick = recorder.after_tick
-    log.info("recording every frame to %s", path)
-    return recorder
-
-
-# -- end of fault injection and recording -------------------------------------------------------
-
-
-def _report_status(loop: TickLoop, node: Ecu | Ccm, notifier: Notifier, interval_s: float) -> None:
-    """A status line every ``interval_s`` in the log, every second as systemd's STATUS=.
-
-    Every tick kicks the watchdog; READY=1 goes out after the first tick, i.e. once the bus is
-    open and a frame has been sent, together with the first STATUS= so that a service is never
-    active with an empty status (``systemctl status`` right after start). Under systemd the log
-    is the journal on an SD card, so a service may log the line less often
-    (``status_interval_s``) while ``systemctl status`` stays current every second.
-    """
-    ready = False
-
-    def status_line() -> str:
-        return f"{node.status_line()} | late {loop.stats.late} | {node.port.state_text()}"
-
-    def each_tick(now: float) -> None:
-        nonlocal ready
-        if not ready:
-            ready = True
-            notifier.ready(status_line())
-        notifier.kick(now)
-
-    loop.every(loop.period_s, each_tick)
-    loop.every(interval_s, lambda now: log.info("%s", status_line()))
-    if notifier.enabled:
-        loop.every(1.0, lambda now: notifier.status(status_line()))

@@ -7,58 +7,42 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
 
 - ``link="virtual"`` (the default, used by the tests): python-can's own ``virtual`` interface on a
   channel private to the run, so the closed-loop specification runs on a stock python-can bus.
-  It deep-copies every frame and passes it through a locked ``queue.Queue``, which costs more
-  than the nodes' own work: about 5,000 loop ticks per second.
+  It deep-copies every frame and passes it through a locked ``queue.Queue``.
 - ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.bus.inprocess`, a segment that hands
-  frames over by reference; it is what lets a simulation run ten times faster
-  (docs/performance.md).
+  frames over by reference, several times faster (docs/performance.md).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import os
-from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
+from types import TracebackType
 from typing import IO, Literal
 
 import can
 
-from ecu_sim.bus.inprocess import DirectTransmitter, InProcessLink
+from ecu_sim.bus.inprocess import InProcessLink, new_frame
 from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import Transmitter
-from ecu_sim.codec.profile import Profile, RoleCodec
-from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
+from ecu_sim.codec.profile import Profile
+from ecu_sim.io.trace import CsvTrace
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.runs.realtime import load_profile, make_ccm, make_ecu, max_ticks
+from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.nodes.pedal import ConstantPedal
+from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
-from ecu_sim.runtime.loop import Node, TickLoop
-from ecu_sim.settings.load import Settings
+from ecu_sim.runtime.loop import Node, TickLoop, TickObserver
+from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.settings.model import Settings
 
-CSV_HEADER = "t_s,speed_kph,app_pct,grade_pct,distance_m\n"
+#: how long a simulation runs when the settings give no duration
+DEFAULT_DURATION_S = 3600.0
 _channels = itertools.count()
 
-#: "virtual": python-can's virtual interface (copies every frame); "direct": InProcessBus
+#: "virtual": python-can's virtual interface (copies every frame); "direct": the in-process link
 Link = Literal["virtual", "direct"]
-
-
-class ConstantPedal:
-    """A driver holding the pedal still: sends one APP value every tick through the codec."""
-
-    def __init__(self, transmitter: Transmitter, encode: Callable[[float], bytes], app_pct: float) -> None:
-        self._transmitter = transmitter
-        self._payload = encode(app_pct)
-
-    def poll(self, timeout_s: float) -> None:
-        """The pedal listens to nothing."""
-
-    def drain(self) -> None:
-        """The pedal listens to nothing."""
-
-    def tick(self, now: float, transmit: bool) -> None:
-        if transmit:
-            self._transmitter.send(self._payload)
 
 
 @dataclass(frozen=True)
@@ -69,84 +53,67 @@ class Driver:
     app_pct: float = 0.0
 
 
-@dataclass
 class Simulation:
-    loop: TickLoop
-    ecu: Ecu
-    ports: list[Port]
+    """An ECU and its driver on a private bus of one virtual clock; closing it closes the bus."""
+
+    def __init__(self, settings: Settings, driver: Driver, profile: Profile | None = None,
+                 link: Link = "virtual", out: IO[str] | None = None) -> None:
+        if profile is None:
+            settings, profile = prepare(settings)
+        clock = VirtualClock()
+        channel = f"ecu-sim-{os.getpid()}-{next(_channels)}"
+        direct = InProcessLink(clock, channel) if link == "direct" else None
+        frame: FrameFactory = new_frame if direct is not None else new_message
+
+        def port(own_id: int) -> Port:
+            bus: can.BusABC = (direct.bus() if direct is not None else
+                               can.Bus(interface="virtual", channel=channel, receive_own_messages=False))
+            return self._stack.enter_context(Port(bus, [own_id]))
+
+        self._stack = ExitStack()
+        with self._stack:  # closes what was opened when building fails (e.g. a bad route file)
+            self.ecu = self._ecu(port(profile.speed.frame_id), profile, settings, frame)
+            nodes: list[Node] = [self.ecu]
+            if driver.kind == "ccm":
+                nodes.append(build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
+                                        new_frame=frame).node)
+            elif driver.kind == "pedal":
+                app = profile.app
+                pedal_port = port(app.frame_id)
+                nodes.append(ConstantPedal(Transmitter(pedal_port, app.frame_id, app.is_extended_id, frame),
+                                           app, driver.app_pct))
+            self._stack = self._stack.pop_all()
+        self.settings = settings
+        observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
+        self.loop = TickLoop(clock, settings.run.resolved_period_s, nodes, observers)
+
+    @staticmethod
+    def _ecu(port: Port, profile: Profile, settings: Settings, frame: FrameFactory) -> Ecu:
+        node = build_node(NodeKind.ECU, port, profile, settings, route=load_route(settings),
+                          new_frame=frame).node
+        assert isinstance(node, Ecu)
+        return node
+
+    def __enter__(self) -> Simulation:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
 
     def close(self) -> None:
-        for port in self.ports:
-            port.close()
+        self._stack.close()
 
-
-def build(settings: Settings, driver: Driver, profile: Profile | None = None,
-          link: Link = "virtual") -> Simulation:
-    """An ECU and its driver on a private bus of the given ``link`` kind, on one virtual clock."""
-    profile = profile or load_profile(settings)
-    # Frames are always sent from the loop: the kernel's broadcast manager has no virtual time.
-    settings = dataclasses.replace(settings, run=dataclasses.replace(settings.run, tx_mode="user"))
-    channel = f"ecu-sim-{os.getpid()}-{next(_channels)}"
-    clock = VirtualClock()
-    direct = InProcessLink(clock, channel) if link == "direct" else None
-
-    def port(own_id: int) -> Port:
-        bus: can.BusABC
-        if direct is not None:
-            bus = direct.bus()
-        else:
-            bus = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
-        ports.append(Port(bus, [own_id]))
-        return ports[-1]
-
-    def transmitter(port: Port, role: RoleCodec) -> Transmitter:
-        kind = DirectTransmitter if direct is not None else Transmitter
-        return kind(port, role.frame_id, role.is_extended_id)
-
-    ports: list[Port] = []
-    try:
-        ecu = make_ecu(port(profile.speed.frame_id), profile, settings)
-        nodes: list[Node] = [ecu]
-        if driver.kind == "ccm":
-            nodes.append(make_ccm(port(profile.app.frame_id), profile, settings))
-        elif driver.kind == "pedal":
-            nodes.append(ConstantPedal(transmitter(port(profile.app.frame_id), profile.app),
-                                       profile.app.encode, driver.app_pct))
-    except BaseException:
-        for opened in ports:  # e.g. a bad route file: no bus may outlive the failed build
-            opened.close()
-        raise
-    if direct is not None:
-        # The runner's wiring picks the transmitter for a real bus; on the in-process link the
-        # nodes get the cheaper frames of DirectTransmitter, sent through the very same port.
-        ecu.transmitter = transmitter(ecu.port, profile.speed)
-        for node in nodes[1:]:
-            if isinstance(node, Ccm):
-                node.transmitter = transmitter(node.port, profile.app)
-    return Simulation(TickLoop(clock, settings.run.period_s, nodes), ecu, ports)
-
-
-def csv_writer(out: IO[str]) -> Callable[[float, Ecu], None]:
-    """An ECU observer writing one CSV row per tick, starting at t_s = 0."""
-    out.write(CSV_HEADER)
-    write = out.write
-
-    def row(now: float, ecu: Ecu) -> None:
-        write(f"{now:.3f},{ecu.state.speed_kph:.6f},{ecu.app_pct:.4f},{ecu.grade_pct:.4f},"
-              f"{ecu.state.distance_m:.3f}\n")
-
-    return row
+    def run(self) -> None:
+        """Run the settings' duration (default one hour): ticks 0 .. N - 1 of N whole periods."""
+        run = self.settings.run
+        duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
+        self.loop.run(max(1, ticks_in(duration, run.resolved_period_s)))
 
 
 def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
         link: Link = "virtual") -> Simulation:
-    """Simulate ``settings.run.duration_s`` (default one hour) in virtual time."""
-    simulation = build(settings, driver, link=link)
-    if out is not None:
-        simulation.ecu.observer = csv_writer(out)
-    ticks = max_ticks(settings) or round(3600 / settings.run.period_s)
-    try:
-        simulation.loop.run(ticks + 1)  # tick 0 is t = 0, so N periods take N + 1 ticks
-    finally:
-        simulation.close()
+    """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""
+    with Simulation(settings, driver, link=link, out=out) as simulation:
+        simulation.run()
     return simulation

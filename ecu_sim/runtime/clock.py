@@ -1,30 +1,46 @@
 """Time for the loop, behind one small interface so the same loop runs in real and in virtual time.
 
-Waiting is the clock's job, not the loop's: a real clock sleeps until the deadline (or receives
-frames while it waits), while a virtual clock only jumps to the deadline; the loop drains what is
-queued at every tick. The nodes' logic reads time only through a Clock, so it runs the same in
-virtual time. Outside it the time is read for plumbing only: the bus port's reconnect backoff
-and the kernel-timed transmitter (``time.monotonic``, ecu_sim.bus.port and ecu_sim.bus.transmit), the
-wall-clock timestamps of a recording (ecu_sim.io.recorder), and ``simulate``'s speed report.
+Waiting is the clock's job, not the loop's. A real clock sleeps to the deadline and takes the
+frames that arrived meanwhile shortly before it, so only the step stands between the deadline
+and the send; a virtual clock jumps to the deadline. The loop then drains and ticks every node
+the same way in both. The nodes read no time at all (they count ticks). Outside the clocks the
+time is read for plumbing only: the port's reconnect backoff and the kernel-timed transmitter
+(``time.monotonic``), a recording's wall-clock timestamps, and ``simulate``'s speed report.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from typing import Protocol
 
-#: Receives at most one frame, waiting no longer than the given number of seconds.
-Poll = Callable[[float], None]
+#: How long before each deadline, as a fraction of the period, a real clock takes the frames of
+#: the period. Receiving and decoding them costs a varying amount of time (none, one frame,
+#: several); done before the deadline, it never delays the send.
+DRAIN_LEAD_FRACTION = 0.01
+#: A period in which receiving took more than this fraction of the period in CPU time marks the
+#: bus as busy: the clock then receives frame by frame while it waits, as long as it stays busy.
+#: A quiet bus costs two wake-ups per tick (the drain, the deadline); a busy one is drained as it
+#: fills, so the kernel's queue does not overflow.
+BUSY_RECEIVE_FRACTION = 0.01
+
+
+class Inputs(Protocol):
+    """What a clock may feed while it waits: the loop's nodes."""
+
+    def poll(self, timeout_s: float) -> None:
+        """Receive and handle at most one frame, waiting no longer than ``timeout_s``."""
+
+    def drain(self) -> None:
+        """Handle every frame that has already arrived, without waiting."""
 
 
 class Clock(Protocol):
     def now(self) -> float:
         """Seconds on a clock that never jumps backwards; only differences are meaningful."""
 
-    def wait_until(self, deadline: float, poll: Poll) -> None:
-        """Return at ``deadline``, calling ``poll`` meanwhile so input is received while waiting."""
+    def wait_until(self, deadline: float, inputs: Inputs) -> None:
+        """Return at ``deadline``; a clock that really waits hands ``inputs`` what arrives meanwhile."""
 
 
 class MonotonicClock:
@@ -32,36 +48,37 @@ class MonotonicClock:
 
     Two ways to wait for a deadline, both on the same absolute grid:
 
-    - ``receive_while_waiting=False`` (the default): sleep and leave the frames that arrive
-      meanwhile queued for the tick's drain, which the loop does just before the deadline: two
-      wake-ups per tick on a quiet bus instead of one per frame. The sleep is relative:
-      ``time.sleep`` of the time remaining to the deadline, read from ``time.monotonic`` just
-      before. Deadlines stay on the grid (each is computed from the start, not from the last
-      wake-up), so a late wake-up never carries over; a preemption between reading the clock and
-      sleeping delays that one wake-up. The loop switches to receiving frame by frame
-      (``receive_until``) while the bus is busy.
+    - ``receive_while_waiting=False`` (the default): sleep to ``DRAIN_LEAD_FRACTION`` of a period
+      before the deadline, drain what arrived, then sleep to the deadline. The sleep is relative
+      (``time.sleep`` of the time remaining, read just before), and deadlines are computed from
+      the start, not from the last wake-up, so a late wake-up never carries over. While the bus
+      is busy (see ``BUSY_RECEIVE_FRACTION``) the first part receives frame by frame instead.
     - ``True``: always block in the bus receive and handle every frame the moment it arrives.
-
-    Either way a frame received before the tick's drain is used by that tick.
     """
 
-    def __init__(self, receive_while_waiting: bool = False) -> None:
+    def __init__(self, period_s: float, receive_while_waiting: bool = False) -> None:
         self.receive_while_waiting = receive_while_waiting
+        self._lead_s = DRAIN_LEAD_FRACTION * period_s
+        self._busy_cpu_s = BUSY_RECEIVE_FRACTION * period_s
+        self._busy = False
         _tighten_timer_slack()
-
-    @property
-    def drains_at_deadline(self) -> bool:
-        """True when frames wait queued for the tick (the loop then watches how busy the bus is)."""
-        return not self.receive_while_waiting
 
     def now(self) -> float:
         return time.monotonic()
 
-    def wait_until(self, deadline: float, poll: Poll) -> None:
+    def wait_until(self, deadline: float, inputs: Inputs) -> None:
         if self.receive_while_waiting:
-            self.receive_until(deadline, poll)
+            self.receive_until(deadline, inputs)
+            return
+        mark = self.cpu_time()
+        ready = deadline - self._lead_s
+        if self._busy:
+            self.receive_until(ready, inputs)
         else:
-            self.sleep_until(deadline)
+            self.sleep_until(ready)
+        inputs.drain()
+        self._busy = self.cpu_time() - mark > self._busy_cpu_s
+        self.sleep_until(deadline)
 
     def cpu_time(self) -> float:
         """CPU seconds this thread has used: how busy receiving keeps the loop."""
@@ -73,26 +90,26 @@ class MonotonicClock:
         if remaining > 0.0:
             time.sleep(remaining)
 
-    def receive_until(self, deadline: float, poll: Poll) -> None:
+    def receive_until(self, deadline: float, inputs: Inputs) -> None:
         """Handle frames as they arrive until ``deadline``."""
-        monotonic = time.monotonic
+        monotonic, poll = time.monotonic, inputs.poll
         remaining = deadline - monotonic()
         while remaining > 0.0:
             poll(remaining)
             remaining = deadline - monotonic()
 
 
-#: prctl(2) option, and the slack asked for: 1 us instead of Linux's default 50 us
+#: prctl(2) option, and the slack asked for instead of Linux's default
 _PR_SET_TIMERSLACK = 29
 _TIMER_SLACK_NS = 1000
 
 
 def _tighten_timer_slack() -> None:
-    """Ask Linux to wake this thread within 1 us of a deadline rather than within 50 us.
+    """Ask Linux to wake this thread within a microsecond of a deadline, not Linux's default slack.
 
-    The default slack lets the kernel coalesce wake-ups, which shows as up to 50 us of jitter on
-    every tick; at ten wake-ups a second nothing is saved by it. Real-time threads have no slack
-    anyway; elsewhere, or without libc, this does nothing.
+    The default slack lets the kernel coalesce wake-ups, which shows as jitter on every tick; at
+    a few wake-ups a tick nothing is saved by it. Real-time threads have no slack anyway;
+    elsewhere, or without libc, this does nothing.
     """
     if not sys.platform.startswith("linux"):
         return
@@ -107,8 +124,7 @@ def _tighten_timer_slack() -> None:
 class VirtualClock:
     """Simulated time: waiting costs nothing, so a simulation runs as fast as the CPU allows.
 
-    The loop drains what is already queued after every wait, so nothing needs polling here; with
-    every node ticked by the same loop in a fixed order a run is fully deterministic.
+    With every node ticked by the same loop in a fixed order, a run is fully deterministic.
     """
 
     def __init__(self, start: float = 0.0) -> None:
@@ -117,6 +133,6 @@ class VirtualClock:
     def now(self) -> float:
         return self._now
 
-    def wait_until(self, deadline: float, poll: Poll) -> None:
+    def wait_until(self, deadline: float, inputs: Inputs) -> None:
         if deadline > self._now:
             self._now = deadline

@@ -1,1 +1,1 @@
-"""service."""
+"""Running under systemd: sd_notify (ready, status, watchdog) and logging for the journal."""

@@ -1,0 +1,152 @@
+"""The tick journal: what a recording's frames alone cannot tell a replay, read and written here.
+
+A recording ``FILE`` (candump .log, .asc or .blf, python-can's writers) has its journal next to
+it in ``FILE.ticks``:
+
+- line 1, JSON: the node, every setting of the run, the route, the DBC's checksum and the
+  resolved fault schedule with its seed;
+- one line per tick: ``RX TX [FLAGS]``, the number of frames received since the previous tick
+  (all of them, in the log's order: they fell before this tick) and sent by this tick; flag
+  ``s`` for a tick the loop ran without sending (it was overdue), ``f`` for a frame the node
+  handed to the port that never reached the bus (bus down, send error);
+- ``part NAME`` for each file a size-limited recording's rotation closed, in order;
+- last, written when the run stops: ``end RX``, the frames received after the last tick (an echo
+  of its frame, say), which the log holds but no tick used. A journal without it is that of a
+  run killed before it could stop.
+
+Because a node holds its input for a number of ticks, not seconds, that split is all the timing
+a replay needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ecu_sim.errors import ConfigError
+
+SUFFIX = ".ticks"
+FORMAT = "ecu-sim tick journal"
+#: 2: received frames always marked received, and the ``end RX`` line
+VERSION = 2
+#: versions this module reads
+READABLE_VERSIONS = (1, VERSION)
+
+
+def journal_path(record_path: str) -> str:
+    return record_path + SUFFIX
+
+
+def dbc_checksum(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class TickRecord:
+    rx: int
+    tx: int
+    skipped: bool = False
+    failed: bool = False
+
+
+@dataclass
+class Journal:
+    head: dict[str, Any]
+    ticks: list[TickRecord]
+    #: names of the rotated parts, in the order they were closed
+    parts: list[str] = field(default_factory=list)
+    #: frames received after the last tick (the ``end`` line); None: a run killed before it
+    #: could stop, or a journal of version 1, which has no such line
+    trailing: int | None = None
+
+
+class JournalWriter:
+    """Writes one journal; ``close`` ends it with the ``end`` line of a run that stopped in order."""
+
+    def __init__(self, path: str, head: dict[str, Any]) -> None:
+        self.path = path
+        self._file: IO[str] = open(path, "w", encoding="ascii", buffering=1 << 16)  # noqa: SIM115  # closed by close()
+        self._file.write(json.dumps({"format": FORMAT, "version": VERSION, **head},
+                                    separators=(",", ":")) + "\n")
+
+    def tick(self, rx: int, tx: int, skipped: bool, failed: bool) -> None:
+        flags = ("s" if skipped else "") + ("f" if failed else "")
+        self._file.write(f"{rx} {tx} {flags}\n" if flags else f"{rx} {tx}\n")
+
+    def part(self, name: str) -> None:
+        self._file.write(f"part {os.path.basename(name)}\n")
+
+    def close(self, trailing: int | None) -> None:
+        """Flush and close; ``trailing`` frames after the last tick, None for a log not closed whole."""
+        try:
+            if trailing is not None:
+                self._file.write(f"end {trailing}\n")
+        finally:
+            self._file.close()
+
+
+def read(path: str, record_path: str) -> Journal:
+    """The journal at ``path`` of the recording ``record_path``; ConfigError says what is wrong."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            lines = handle.read().split("\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the tick journal {path} of the recording {record_path}: "
+                          f"{exc.strerror or exc}; record with `ecu-sim --record {record_path}`") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a tick journal written by ecu-sim --record") from None
+    head = _head(path, lines[0])
+    journal = Journal(head, [])
+    # A run that was killed may end in half a line: the last line counts only when complete.
+    for number, line in enumerate(lines[1:-1], start=2):
+        _line(journal, path, number, line)
+    return journal
+
+
+def _head(path: str, line: str) -> dict[str, Any]:
+    try:
+        head = json.loads(line)
+    except json.JSONDecodeError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise ConfigError(f"{path}, line 1: not a tick journal written by ecu-sim --record")
+    if head.get("version") not in READABLE_VERSIONS or head.get("node") not in ("ecu", "ccm"):
+        raise ConfigError(f"{path}, line 1: journal version {head.get('version')} of node "
+                          f"{head.get('node')!r} is not one this ecu-sim replays (version {VERSION})")
+    return head
+
+
+def _line(journal: Journal, path: str, number: int, line: str) -> None:
+    where = f"{path}, line {number}"
+    if journal.trailing is not None:
+        raise ConfigError(f"{where}: {line!r} after the end line 'end {journal.trailing}', which is "
+                          "the last line of a tick journal")
+    if line.startswith("end "):
+        try:
+            journal.trailing = int(line[4:])
+        except ValueError:
+            journal.trailing = -1
+        if journal.trailing < 0:
+            raise ConfigError(f"{where}: expected 'end RX', got {line!r}")
+        return
+    if line.startswith("part "):
+        journal.parts.append(line[5:])
+        return
+    fields = line.split()
+    try:
+        rx, tx = int(fields[0]), int(fields[1])
+        flags = fields[2] if len(fields) > 2 else ""
+    except (IndexError, ValueError):
+        raise ConfigError(f"{where}: expected 'RX TX [FLAGS]', got {line!r}") from None
+    if len(fields) > 3 or rx < 0 or tx < 0 or set(flags) - {"s", "f"}:
+        raise ConfigError(f"{where}: expected 'RX TX [FLAGS]', got {line!r}")
+    journal.ticks.append(TickRecord(rx, tx, "s" in flags, "f" in flags))
