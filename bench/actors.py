@@ -243,19 +243,20 @@ def throughput(link: str, seconds: float, repeats: int) -> None:
     import dataclasses
 
     from ecu_sim.runs import simulation
+    from ecu_sim.runs.prepare import prepare
+    from ecu_sim.runtime.ticks import ticks_in
     from ecu_sim.settings.model import RunSettings, Settings
 
-    settings = Settings(run=dataclasses.replace(RunSettings(), duration_s=seconds))
+    settings, profile = prepare(Settings(run=dataclasses.replace(RunSettings(), duration_s=seconds)))
     cpu: list[float] = []
     wall: list[float] = []
-    ticks = 0
+    ticks = ticks_in(seconds, settings.run.resolved_period_s)
     for _ in range(repeats):
-        sim = simulation.build(settings, simulation.Driver("ccm"), link=link)  # type: ignore[arg-type]
-        ticks = round(seconds / settings.run.period_s) + 1
-        c0, w0 = time.process_time(), time.perf_counter()
-        sim.loop.run(ticks)
-        c1, w1 = time.process_time(), time.perf_counter()
-        sim.close()
+        with simulation.Simulation(settings, simulation.Driver("ccm"), profile,
+                                   link="direct" if link == "direct" else "virtual") as sim:
+            c0, w0 = time.process_time(), time.perf_counter()
+            sim.loop.run(ticks)
+            c1, w1 = time.process_time(), time.perf_counter()
         cpu.append(ticks / (c1 - c0))
         wall.append(ticks / (w1 - w0))
     cpu.sort()
@@ -286,12 +287,12 @@ def startup_steps(port: int) -> None:
 
     settings = common.settings(args)
     mark("settings")
-    from ecu_sim.bus import port as canbus
-    from ecu_sim.runs import realtime as runner
+    from ecu_sim.bus import options as bus_options
+    from ecu_sim.runs.prepare import prepare
 
-    profile = runner.load_profile(settings)
+    settings, profile = prepare(settings)
     mark("load DBC profile")
-    port_bus = canbus.open_bus(canbus.resolve_bus_options(args, settings.bus))
+    port_bus = bus_options.open_bus(bus_options.resolve_bus_options(args, settings.bus))
     mark("open bus")
     import can
 

@@ -76,7 +76,7 @@ class InProcessLink:
 class InProcessBus(can.BusABC):
     """One member of an :class:`InProcessLink`: frames by reference, no copy, no lock, no wait.
 
-    ``recv`` never blocks: in virtual time everything due has been sent before the loop drains,
+    Receiving never blocks: in virtual time everything due has been sent before the loop drains,
     so waiting could only ever return nothing. Receive filters are honoured as on any bus.
     """
 
@@ -95,18 +95,10 @@ class InProcessBus(can.BusABC):
         for queue in self._peers:
             queue.append(msg)
 
-    def recv(self, timeout: float | None = None) -> can.Message | None:
-        queue = self._queue
-        if self._filters is None:
-            return queue.popleft() if queue else None
-        while queue:
-            msg = queue.popleft()
-            if self._matches_filters(msg):
-                return msg
-        return None
-
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
-        return self.recv(0.0), True
+        """The oldest queued frame; python-can's ``recv`` applies the receive filters."""
+        queue = self._queue
+        return (queue.popleft() if queue else None), False
 
     def shutdown(self) -> None:
         link = self._link

@@ -20,10 +20,10 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault, FaultSchedule
+from ecu_sim.runtime.ticks import is_whole, ticks_in
 
 log = logging.getLogger(__name__)
 
-_EPSILON = 1e-9
 #: the order faults act in on one frame: value faults, then the delay, then withholding
 _ORDER = {"freeze": 0, "scale": 1, "offset": 2, "error": 3, "not_available": 3, "delay": 4,
           "drop": 5, "silent": 5}
@@ -62,14 +62,14 @@ class _Window:
 
     def __init__(self, fault: Fault, period_s: float) -> None:
         self.fault = fault
-        self.start = math.ceil(fault.start_s / period_s - _EPSILON)
-        self.end = math.inf if fault.end_s is None else math.ceil(fault.end_s / period_s - _EPSILON)
+        # A time falls in the tick whose period holds it: one rule for every seconds-to-ticks.
+        self.start = ticks_in(fault.start_s, period_s)
+        self.end = math.inf if fault.end_s is None else ticks_in(fault.end_s, period_s)
         self.value = 1.0 if fault.value is None else fault.value
         self.ticks = 0
         if fault.kind == "delay":
-            ticks = self.value / period_s
-            self.ticks = round(ticks)
-            if self.ticks < 1 or abs(ticks - self.ticks) > 1e-6:
+            self.ticks = ticks_in(self.value, period_s)
+            if self.ticks < 1 or not is_whole(self.value, period_s):
                 raise ConfigError(f"fault {fault}: the delay must be a whole number of periods "
                                   f"({period_s:g} s), at least one")
         self.active = False

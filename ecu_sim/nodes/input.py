@@ -63,6 +63,7 @@ class InputNode:
         self.port = port
         self.codec_in = codec_in
         self.output = output
+        self._output_send = output.send
         #: ticks that use a value, counting the first one: never a value older than the timeout
         self.hold_ticks = hold_ticks
         self.held = HeldInput(hold_ticks)
@@ -157,7 +158,7 @@ class InputNode:
 
     def send(self, deadline: float, data: bytes) -> None:
         """Send this tick's payload through the output (a fault injector, or the transmitter)."""
-        self.output.send(self.tick_index, deadline, data)
+        self._output_send(self.tick_index, deadline, data)
 
     def end_tick(self) -> None:
         """The tick is done: a frame handled from now on is used from the next one."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ecu_sim.control.pi import PiParams
+from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.params import TruckParams
 
 #: the words ``[run] log_level`` and ``--log-level`` accept, least severe first
@@ -22,9 +23,6 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 TX_MODES = ("auto", "kernel", "user")
 #: python-can writers whose files python-can reads back with every flag the nodes look at
 RECORD_FORMATS = (".log", ".asc", ".blf")
-#: the smallest input timeout, in periods: a shorter one would hold a frame for no tick at all
-_MIN_TIMEOUT_PERIODS = 1.0
-_EPSILON = 1e-9
 
 
 @dataclass(frozen=True)
@@ -80,7 +78,7 @@ class RunSettings:
             if value is not None and not (math.isfinite(value) and value > 0):
                 found.append(f"{name} must be > 0 (got {value})")
             elif (name != "duration_s" and value is not None and period is not None
-                  and value / period + _EPSILON < _MIN_TIMEOUT_PERIODS):
+                  and ticks_in(value, period) < 1):
                 found.append(f"{name} must be at least one period, period_s = {period:g} s "
                              f"(the minimum), or every input would count as missing at once "
                              f"(got {value})")

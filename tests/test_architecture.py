@@ -1,0 +1,88 @@
+"""The layout is the architecture: each stage imports only what it builds on, with no import cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ecu_sim"
+#: the shared vocabulary every stage may use
+SHARED = {"ecu_sim.errors", "ecu_sim.checks"}
+#: stage -> the stages it may import (besides itself and SHARED)
+ALLOWED = {
+    "vehicle": set(),
+    "control": set(),
+    "j1939": set(),
+    "runtime": set(),
+    "codec": {"j1939"},
+    "faults": {"codec", "runtime", "bus"},
+    "settings": {"faults", "runtime", "vehicle", "control"},
+}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports_of(path: Path) -> set[str]:
+    """The ecu_sim modules a module imports at its top level (imports inside functions are lazy)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.If):  # if TYPE_CHECKING: imports that never run
+            continue
+    known = modules()
+    return {name for name in names if name in known and name.startswith("ecu_sim")}
+
+
+def stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_no_module_is_longer_than_350_lines(name: str) -> None:
+    lines = modules()[name].read_text(encoding="utf-8").count("\n")
+    assert lines <= 350, f"{name} has {lines} lines: split it so each module keeps one job"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in modules() if stage(m) in ALLOWED))
+def test_a_stage_imports_only_the_stages_it_builds_on(name: str) -> None:
+    own = stage(name)
+    for imported in imports_of(modules()[name]):
+        if imported in SHARED or stage(imported) == own:
+            continue
+        assert stage(imported) in ALLOWED[own], f"{name} imports {imported}"
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    graph = {name: imports_of(path) - {name} for name, path in modules().items()}
+    visiting: list[str] = []
+    done: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in done:
+            return
+        assert name not in visiting, "import cycle: " + " -> ".join([*visiting[visiting.index(name):], name])
+        visiting.append(name)
+        for imported in sorted(graph[name]):
+            if imported.startswith(name + "."):
+                continue  # a package's __init__ importing its own modules is no cycle
+            visit(imported)
+        visiting.pop()
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name)
