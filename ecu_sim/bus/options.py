@@ -18,6 +18,7 @@ import can.cli
 from can.interfaces.udp_multicast import UdpMulticastBus
 
 from ecu_sim.errors import BusUnavailableError, ConfigError, errno_of, missing_interface_hint
+from ecu_sim.settings.values import parse_bool
 
 DEFAULT_INTERFACE = "udp_multicast"
 DEFAULT_CHANNEL = UdpMulticastBus.DEFAULT_GROUP_IPv4
@@ -99,7 +100,7 @@ def _config_value(key: str, value: str) -> Any:
         except ValueError:
             raise ConfigError(f"[bus] {key} must be an integer in bit/s (got {value!r})") from None
     if key == "fd":
-        return value.strip().lower() in ("1", "yes", "true", "on")
+        return parse_bool(value, "[bus] fd", "in the configuration")
     return value
 
 

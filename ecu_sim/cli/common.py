@@ -6,7 +6,7 @@ import argparse
 import logging
 
 from ecu_sim.settings import load as config
-from ecu_sim.settings.model import Settings
+from ecu_sim.settings.model import LOG_LEVELS, TX_MODES, Settings
 from ecu_sim.settings.sources import add_option
 from ecu_sim.settings.values import source_address
 
@@ -42,10 +42,10 @@ def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app
                help="loop period in seconds (default: the DBC's GenMsgCycleTime of the speed "
                     "message, else 0.1, i.e. 10 Hz)")
     if tx_mode:
-        add_option(run, "--tx-mode", key="run.tx_mode", choices=("auto", "kernel", "user"),
+        add_option(run, "--tx-mode", key="run.tx_mode", choices=TX_MODES,
                    help="who times the transmissions: auto (default) = the kernel's broadcast "
                         "manager on SocketCAN, this process elsewhere")
-    add_option(run, "--log-level", key="run.log_level", choices=("debug", "info", "warning", "error"),
+    add_option(run, "--log-level", key="run.log_level", choices=LOG_LEVELS,
                help="default info: one status line a second")
 
 

@@ -21,16 +21,15 @@ import argparse
 from ecu_sim.link.apply import configure, ensure_vcan, link_state, restart
 from ecu_sim.link.plan import ControllerSettings, check_settings
 from ecu_sim.link.show import format_state
+from ecu_sim.settings.values import TRUTH_WORDS
 
 
 def _on_off(value: str) -> bool:
-    """argparse type for on/off switches, spelled the way ``ip link`` spells them."""
-    lowered = value.lower()
-    if lowered in ("on", "yes", "true", "1"):
-        return True
-    if lowered in ("off", "no", "false", "0"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}")
+    """argparse type for on/off switches: ``ip link``'s on/off, and every word an INI file takes."""
+    try:
+        return TRUTH_WORDS[value.strip().lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

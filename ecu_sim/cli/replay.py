@@ -19,13 +19,14 @@ import argparse
 import sys
 
 from ecu_sim.io import replay
+from ecu_sim.settings.model import LOG_LEVELS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the recording: FILE.log/.asc/.blf with FILE.ticks")
     parser.add_argument("--dbc", metavar="PATH",
                         help="the DBC to use when the recorded one has moved (default: as recorded)")
-    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import can
 
+from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
@@ -69,7 +70,7 @@ class ReplayBus(can.BusABC):
         self.tick = 0
         #: per tick: the frames the recording says the node sent
         self.recorded: list[list[can.Message]] = []
-        #: (tick, frame) for every frame the replayed node sent
+        #: (tick, frame) for every frame the replayed node sent, as its port reported them
         self.sent: list[tuple[int, can.Message]] = []
         #: the first place where the log does not fit its journal
         self.mismatch: Mismatch | None = None
@@ -160,7 +161,12 @@ class ReplayBus(can.BusABC):
         return (self._queue.popleft() if self._queue else None), False
 
     def send(self, msg: can.Message, timeout: float | None = None) -> None:
-        self.sent.append((self.tick, msg))
+        """The replayed node's frames go nowhere: the port shows them to :meth:`on_frame`."""
+
+    def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        """A port listener: keeps what the node sent, by the tick that sent it."""
+        if direction is Direction.SENT:
+            self.sent.append((self.tick, msg))
 
 
 class ReplayClock(VirtualClock):
@@ -237,6 +243,7 @@ def replay(path: str, dbc: str | None = None) -> ReplayResult:
     bus = ReplayBus(recording)
     clock = ReplayClock(period, recording.ticks, bus)
     with Port(bus, own_ids=[kind.sends(profile).frame_id]) as port:
+        port.add_listener(bus)
         built = build_node(kind, port, profile, settings, route=recording.route() or load_route(settings),
                            schedule=recording.schedule())
         bus.feed(0)
