@@ -58,9 +58,8 @@ def error_classes(msg: can.Message) -> list[str]:
 def state_from_error_frame(msg: can.Message) -> ControllerState | None:
     """The state an error frame reports the controller to be in now; None when it reports none.
 
-    The kernel (drivers/net/can/dev: can_change_state, can_bus_off, can_restart) sends
-    CAN_ERR_BUSOFF on bus-off, CAN_ERR_RESTARTED after a restart, and on any other change
-    CAN_ERR_CRTL with data[1] naming the new state of the receive and transmit sides.
+    The kernel sends CAN_ERR_BUSOFF on bus-off, CAN_ERR_RESTARTED after a restart, and on any
+    other change CAN_ERR_CRTL with data[1] naming the new state of the receive and transmit sides.
     """
     can_id = msg.arbitration_id
     if can_id & CAN_ERR_BUSOFF:

@@ -3,6 +3,7 @@
 Each subcommand lives in its own module of this package (as in cantools' ``subparsers``) and exposes
 ``add_arguments(parser)`` and ``run(args) -> int``; its module docstring's first line is its help text.
 With no command name, ``ecu-sim`` runs the ECU, so ``ecu-sim --iface vcan0`` does what a user expects.
+``ecu-sim --version`` imports no command at all, so it answers at once even on a slow board.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import faulthandler
 import importlib
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from types import ModuleType
 
+import ecu_sim
 from ecu_sim.errors import EcuSimError
 
 #: command name -> module in this package; "run" is the default when no name is given.
@@ -27,6 +29,23 @@ COMMANDS: dict[str, str] = {
     "replay": "replay",
 }
 DEFAULT_COMMAND = "run"
+#: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command
+HELP_OPTIONS = ("-h", "--help")
+VERSION_OPTIONS = ("-V", "--version")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for (argparse's own ``version``
+    action wants the string when the parser is built, which would cost every start a metadata lookup)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[object] | None, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {ecu_sim.__version__}")
+        parser.exit()
 
 
 def _command(name: str) -> ModuleType:
@@ -35,13 +54,19 @@ def _command(name: str) -> ModuleType:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that command, so ``ecu-sim link`` never imports cantools."""
+    return _parser([only] if only else COMMANDS)
+
+
+def _parser(names: Iterable[str]) -> argparse.ArgumentParser:
+    """The top-level parser with the subcommands ``names`` (none for ``--version``)."""
     parser = argparse.ArgumentParser(
         prog="ecu-sim",
         description="J1939 truck ECU simulator and cruise control module on a CAN bus.",
         epilog="Without a command, 'ecu-sim' runs the ECU ('ecu-sim run').",
     )
+    parser.add_argument(*VERSION_OPTIONS, action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in [only] if only else COMMANDS:
+    for name in names:
         module = _command(name)
         doc = (module.__doc__ or name).strip().splitlines()[0]
         command_parser = sub.add_parser(name, help=doc, description=module.__doc__,
@@ -49,6 +74,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module.add_arguments(command_parser)
         command_parser.set_defaults(handler=module.run)
     return parser
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line as ``main`` reads it, without running it: a first word that is neither a
+    command nor an option of ``ecu-sim`` itself starts the default command's arguments, and only the
+    chosen command's module is imported. A mistake exits 2 with argparse's usage message."""
+    args_list = list(argv)
+    if not args_list or args_list[0] not in (*COMMANDS, *HELP_OPTIONS, *VERSION_OPTIONS):
+        args_list.insert(0, DEFAULT_COMMAND)
+    first = args_list[0]
+    names = [first] if first in COMMANDS else [] if first in VERSION_OPTIONS else list(COMMANDS)
+    return _parser(names).parse_args(args_list)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -61,12 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     with contextlib.suppress(OSError, ValueError):  # stderr without a file descriptor (embedded)
         faulthandler.enable()
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help")):
-        args_list.insert(0, DEFAULT_COMMAND)
-    only = args_list[0] if args_list[0] in COMMANDS else None
     try:
-        args = build_parser(only).parse_args(args_list)
+        args = parse_args(sys.argv[1:] if argv is None else argv)
         return int(args.handler(args))
     except EcuSimError as exc:
         print(f"ecu-sim: error: {exc}", file=sys.stderr)

@@ -92,11 +92,9 @@ def timeout_options(parser: argparse.ArgumentParser, role: str) -> None:
                     "(default: three periods)")
 
 
-# -- fault injection and recording (issue 6): `run` and `ccm` only ------------------------------
-
-
 def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
-    """``--fault``, ``--scenario``, ``--fault-seed``, ``--record``, ``--record-max-bytes``."""
+    """``--fault``, ``--scenario``, ``--fault-seed``, ``--record``, ``--record-max-bytes``: ``run`` and
+    ``ccm`` only, the commands on a real bus."""
     faults = parser.add_argument_group(
         "fault injection", "faults in what this node sends, KIND[=VALUE][@FROM[-TO|+DURATION]] with "
         "KIND drop, delay, freeze, error, na, offset, scale or silent; times in seconds")

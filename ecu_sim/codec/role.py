@@ -173,7 +173,7 @@ class RoleCodec:
         self._dec_last = last + 1
         # A field window of 1, 2, 4 or 8 bytes (every byte-aligned J1939 parameter, and most others)
         # is read with a precompiled struct, a whole frame of such a length is written with one:
-        # several times cheaper than slicing plus int.from_bytes/to_bytes, with the same bits.
+        # cheaper than slicing plus int.from_bytes/to_bytes (docs/performance.md), with the same bits.
         self._read = _window_reader(first, last + 1, self._dec_order)
         self._pack = _frame_packer(message.length, self._enc_order)
         self.min_length: int = last + 1

@@ -2,7 +2,7 @@
 
 A receiver works these out for every identifier it has not seen before, and a flood of random
 identifiers (fuzzing, a babbling node) means that can be every frame, so they avoid cantools.j1939's
-generic bit packing, which is many times slower and raises its own error type; the tests check both
+generic bit packing, which is much slower and raises its own error type; the tests check both
 agree on every 29-bit identifier they draw.
 """
 

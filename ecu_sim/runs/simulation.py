@@ -9,7 +9,7 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
   channel private to the run, so the closed-loop specification runs on a stock python-can bus.
   It deep-copies every frame and passes it through a locked ``queue.Queue``.
 - ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.bus.inprocess`, a segment that hands
-  frames over by reference, several times faster (docs/performance.md).
+  frames over by reference, and so much faster (docs/performance.md).
 """
 
 from __future__ import annotations
