@@ -51,16 +51,19 @@ class _SentOnly:
 
 
 class Bench:
-    """``record_to`` records as ``--record PATH`` does; the recording is complete after :meth:`close`."""
+    """``record_to`` records as ``--record PATH`` does; the recording is complete after :meth:`close`.
+
+    With ``echo`` the node hears each of its own frames back, as on udp_multicast or SocketCAN.
+    """
 
     def __init__(self, kind: str = "ecu", s: Settings | None = None,
                  faults: tuple[str, ...] = (), seed: int = 0, clock: VirtualClock | None = None,
-                 record_to: str | None = None, record_max_bytes: int = 0) -> None:
+                 record_to: str | None = None, record_max_bytes: int = 0, echo: bool = False) -> None:
         self.settings, self.profile = prepare(s or settings())
         self.kind = NodeKind(kind)
         channel = f"ecu-sim-test-{next(_channels)}"
         # An FD-capable virtual bus, so FD frames reach the node as an FD adapter would pass them.
-        self.node_bus = can.Bus(interface="virtual", channel=channel, receive_own_messages=False,
+        self.node_bus = can.Bus(interface="virtual", channel=channel, receive_own_messages=echo,
                                 protocol=can.CanProtocol.CAN_FD)
         self.sender = can.Bus(interface="virtual", channel=channel, receive_own_messages=False,
                               protocol=can.CanProtocol.CAN_FD)

@@ -8,17 +8,13 @@ held input, and so the model, exactly as it was.
 from __future__ import annotations
 
 import logging
-import re
-import signal
-import subprocess
-import time
 from collections.abc import Iterator
 
 import can
 import pytest
 
 from ecu_sim.nodes.input import DRAIN_LIMIT
-from tests.conftest import clean_env, ecu_sim_command, udp_args
+from tests.conftest import Node, Summary, private_udp, summary_of
 from tests.nodebench import CCM_SA, ECU_SA, Bench, settings
 
 APP_40 = bytes.fromhex("FFFFFFFFFFFFA5FF")  # amp profile: byte 6, raw 165 = 40 %
@@ -302,35 +298,54 @@ def test_the_status_line_lists_invalid_frames_by_kind_and_other_traffic(bench: B
     assert "invalid 2 (remote_frame 1, short_frame 1) other 1" in bench.ecu.status_line()
 
 
-@pytest.mark.slow
-def test_a_running_ecu_logs_bad_input_by_kind_and_keeps_10_hz_through_a_flood(
-        udp_bus: can.BusABC, udp_port: int) -> None:
-    ecu = subprocess.Popen(ecu_sim_command(*udp_args(udp_port), "--grade", "0"), stderr=subprocess.PIPE,
-                           text=True, env=clean_env())
+# -- a real process through a flood on udp_multicast --------------------------------------------------
+#
+# How many flood datagrams the kernel delivers, and how regularly the ECU sends meanwhile, depend
+# on the machine and its load (figures of scripts/bench). What holds on any machine: each frame
+# the process received is counted once, in one bucket, and every tick sent its frame or counted
+# as skipped (never a burst of late ones).
+
+FLOOD_FRAMES = 20_000
+
+
+@pytest.fixture(scope="module")
+def flooded() -> Iterator[Summary]:
+    """An ECU process fed one bad APP frame of three kinds, then a flood of unrelated frames, then SIGTERM."""
+    udp = private_udp()
+    bus = udp.bus()
+    ecu = Node(*udp.args(), "--grade", "0")
     try:
-        time.sleep(1.5)  # started and listening
+        ecu.wait_for(r"\| APP ")  # a status line: the ECU is in its loop, its socket open
         app = 0x18F00326
         for frame in (can.Message(arbitration_id=app, data=APP_40[:6]),
                       can.Message(arbitration_id=app, data=bytes.fromhex("FFFFFFFFFFFFFFFF")),
                       can.Message(arbitration_id=app, is_remote_frame=True, dlc=8)):
-            udp_bus.send(frame)
-        while udp_bus.recv(0.0) is not None:
-            pass  # what was sent before the flood
-        speed_frames = 0
-        flood_end = time.monotonic() + 3.0
-        sent = 0
-        while time.monotonic() < flood_end:  # as fast as this process can send
-            udp_bus.send(can.Message(arbitration_id=UNRELATED_ID, data=sent.to_bytes(8, "little")))
-            sent += 1
-            while (msg := udp_bus.recv(0.0)) is not None:
-                speed_frames += msg.arbitration_id == 0x18FEF125
+            bus.send(frame)
+        ecu.wait_for(r"invalid 3 \(not_available 1, remote_frame 1, short_frame 1\)")
+        for i in range(FLOOD_FRAMES):  # as fast as this process can send
+            bus.send(can.Message(arbitration_id=UNRELATED_ID, data=i.to_bytes(8, "little")))
+        assert ecu.stop() == 0, ecu.log
+        yield summary_of(ecu.log)
     finally:
-        ecu.send_signal(signal.SIGTERM)
-        _, err = ecu.communicate(timeout=10)
-    summary = err.strip().splitlines()[-1]
-    assert ecu.returncode == 0, err
-    assert "invalid 3 (not_available 1, remote_frame 1, short_frame 1)" in summary
-    other = re.search(r" other (\d+)", summary)
-    assert other is not None and int(other[1]) >= 0.9 * sent, f"{sent} sent: {summary}"
-    # 30 at 10 Hz; a loaded test machine may make the loop skip an overdue tick or two
-    assert 25 <= speed_frames <= 33, f"10 Hz through {sent} flood frames in 3 s"
+        ecu.kill()
+        bus.shutdown()
+
+
+@pytest.mark.slow
+def test_a_running_ecu_counts_every_frame_it_received_in_exactly_one_bucket_through_a_flood(
+        flooded: Summary) -> None:
+    run = flooded
+    # No clean APP value was sent, so nothing was accepted: invalid and other are all it received.
+    assert run.rx == run.invalid_total + run.other, run.line
+    assert run.other <= FLOOD_FRAMES, run.line
+
+
+@pytest.mark.slow
+def test_a_running_ecu_logs_bad_input_by_kind_through_a_flood(flooded: Summary) -> None:
+    assert flooded.invalid == {"not_available": 1, "remote_frame": 1, "short_frame": 1}, flooded.line
+
+
+@pytest.mark.slow
+def test_a_running_ecu_sends_or_skips_every_tick_through_a_flood_never_a_burst(flooded: Summary) -> None:
+    run = flooded
+    assert run.ticks == run.tx + run.tx_errors + run.tx_dropped + run.skipped, run.line

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import queue
 import random
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
 
 from bench import analysis, report
-from tests.conftest import REPO, clean_env
+from bench.actors import PERIODIC_ID
+from ecu_sim.codec.profile import Profile
+from tests.conftest import HANG_S, REPO, Udp, clean_env
 
 
 def test_a_perfect_sender_has_no_period_error_and_no_drift() -> None:
@@ -112,28 +115,45 @@ def test_a_target_missed_is_reported_as_missed() -> None:
 
 
 @pytest.mark.slow
-def test_the_receiver_records_python_cans_periodic_sender_at_its_period(tmp_path: Path) -> None:
-    port = random.randint(20000, 60000)
+def test_the_receiver_records_each_frame_of_python_cans_periodic_sender_in_the_order_it_came(
+        tmp_path: Path, udp: Udp) -> None:
+    """The recording, not its timing: how regular the sender is on this machine is the bench's figure.
+
+    bench.actors has one multicast group; the test's own port keeps parallel runs apart.
+    """
     out = tmp_path / "frames.json"
+    said: queue.Queue[bytes] = queue.Queue()
 
     def actor(*args: object) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "bench.actors", *map(str, args)], cwd=REPO,
                                 env=clean_env(), stdout=subprocess.PIPE)
 
-    receiver = actor("receiver", "--ports", port, "--out", out)
-    assert receiver.stdout is not None and receiver.stdout.readline().strip() == b"ready"
-    sender = actor("periodic", "--port", port, "--period", 0.05)
+    def stop(process: subprocess.Popen[bytes]) -> None:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=HANG_S)
+
+    def read(process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            said.put(line)
+
+    receiver = actor("receiver", "--ports", udp.port, "--out", out)
+    threading.Thread(target=read, args=(receiver,), daemon=True).start()
     try:
-        time.sleep(2.5)
+        assert said.get(timeout=HANG_S).strip() == b"ready"
+        sender = actor("periodic", "--port", udp.port, "--period", 0.05)
+        try:
+            first = said.get(timeout=HANG_S).split()  # "first BUS IDENTIFIER TIMESTAMP": it heard the sender
+            assert first[:3] == [b"first", b"0", str(PERIODIC_ID).encode()]
+        finally:
+            stop(sender)
     finally:
-        for process in (sender, receiver):
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=20)
+        stop(receiver)
     frames = json.loads(out.read_text())["frames"]
-    times = [t for t, bus, ident, _ in frames if bus == 0]
-    timing = analysis.stream_timing(times, 0.05)
-    assert timing.frames >= 10
-    assert abs(timing.period_error.mean_ms) < 5.0
+    payload = Profile.load("amp").speed.encode(80.0).hex()
+    assert frames and all((bus, ident, data) == (0, PERIODIC_ID, payload) for _, bus, ident, data in frames)
+    times = [t for t, *_ in frames]
+    assert times == sorted(times), "kernel receive timestamps, in the order the frames came"
 
 
 def test_a_burst_of_overdue_frames_after_a_long_stall_is_not_taken_for_lost_frames() -> None:

@@ -6,12 +6,8 @@ frame can be read off against the same ECU without faults. Times: ``@1-2`` is ti
 
 from __future__ import annotations
 
-import itertools
 import logging
 import re
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import can
@@ -21,7 +17,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import check
 from ecu_sim.faults.spec import Fault, FaultSchedule, after_the_run, describe, parse_fault
-from tests.conftest import clean_env, ecu_sim_command, udp_args
+from tests.conftest import Cli, summary_of
 from tests.nodebench import Bench
 
 Frames = list[list[float | str]]
@@ -150,12 +146,11 @@ def test_a_window_still_open_when_the_run_ends_is_logged_with_that_tick(
             in caplog.text)
 
 
-def test_a_fault_after_the_end_of_the_run_is_warned_about() -> None:
-    done = subprocess.run(ecu_sim_command("-i", "virtual", "-c", "faults-after-the-run",
-                                          "--duration", "0.3", "--fault", "silent@100"),
-                          capture_output=True, text=True, timeout=60, env=clean_env(), check=False)
-    assert done.returncode == 0, done.stderr
-    assert "fault silent@100 starts at 100 s, when the run is already over (--duration 0.3)" in done.stderr
+def test_a_fault_after_the_end_of_the_run_is_warned_about(cli_main: Cli, virtual_time: None,
+                                                          virtual_channel: str) -> None:
+    result = cli_main("-i", "virtual", "-c", virtual_channel, "--duration", "0.3", "--fault", "silent@100")
+    assert result.status == 0, result.err
+    assert "fault silent@100 starts at 100 s, when the run is already over (--duration 0.3)" in result.err
 
 
 def test_the_status_line_counts_injected_frames_by_kind() -> None:
@@ -224,40 +219,27 @@ def test_a_delay_that_is_not_whole_periods_is_refused_before_the_bus_is_opened()
     check([parse_fault("delay=0.3"), parse_fault("error"), parse_fault("na")], codec, 0.1)
 
 
-@pytest.mark.slow
-def test_a_fault_given_on_the_command_line_reaches_the_bus(udp_bus: can.BusABC, udp_port: int) -> None:
-    ecu = subprocess.Popen(ecu_sim_command(*udp_args(udp_port), "--fault", "silent@1+1", "--duration", "3"),
-                           stderr=subprocess.PIPE, text=True, env=clean_env())
-    arrivals = []
-    deadline = time.monotonic() + 15
-    while ecu.poll() is None and time.monotonic() < deadline:
-        msg = udp_bus.recv(0.1)
-        if msg is not None and msg.arbitration_id == 0x18FEF125:
-            arrivals.append(time.monotonic())
-    _, err = ecu.communicate(timeout=10)
-    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    skipped = re.search(r"(\d+) skipped", err)
-    assert ecu.returncode == 0 and skipped is not None, err
-    # On a loaded machine the loop may skip an overdue tick; it sends nothing then either.
-    assert len(arrivals) + int(skipped[1]) == 20 and max(gaps) > 0.9, "ten frames withheld from 1 s to 2 s"
-    assert "fault silent@1-2 starts at tick 10" in err
+# -- through the command line, in virtual time, on a virtual bus that loses nothing ----------------
 
 
-@pytest.mark.slow
-def test_a_scenario_file_drives_the_ccm(tmp_path: Path, udp_bus: can.BusABC, udp_port: int) -> None:
+def test_a_fault_given_on_the_command_line_withholds_its_windows_frames_from_the_bus(
+        cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    with can.Bus(interface="virtual", channel=virtual_channel) as ear:
+        result = cli_main("-i", "virtual", "-c", virtual_channel, "--fault", "silent@1+1", "--duration", "3")
+        heard = list(iter(lambda: ear.recv(0.0), None))
+    assert result.status == 0, result.err
+    assert "fault silent@1-2 starts at tick 10" in result.err
+    assert summary_of(result.err).faults == {"silent": 10}
+    assert len(heard) == 30 - 10 == summary_of(result.err).tx
+
+
+def test_a_scenario_file_given_to_the_ccm_changes_exactly_the_frames_of_its_window_on_the_bus(
+        cli_main: Cli, virtual_time: None, virtual_channel: str, tmp_path: Path) -> None:
     scenario = tmp_path / "scenario.txt"
     scenario.write_text("error@0.5+0.5\n")
-    ccm = subprocess.Popen(ecu_sim_command("ccm", *udp_args(udp_port), "--scenario", str(scenario)),
-                           stderr=subprocess.PIPE, text=True, env=clean_env())
-    app_bytes: list[int] = []
-    try:
-        deadline = time.monotonic() + 15
-        while len(app_bytes) < 15 and time.monotonic() < deadline:
-            msg = udp_bus.recv(0.1)
-            if msg is not None and msg.arbitration_id == 0x18F00326:
-                app_bytes.append(msg.data[6])
-    finally:
-        ccm.send_signal(signal.SIGTERM)
-        _, err = ccm.communicate(timeout=10)
-    assert ccm.returncode == 0, err
-    assert app_bytes[:15] == [0x7D] * 5 + [0xFE] * 5 + [0x7D] * 5, "APP 0 %, error indicator, APP 0 %"
+    with can.Bus(interface="virtual", channel=virtual_channel) as ear:
+        result = cli_main("ccm", "-i", "virtual", "-c", virtual_channel, "--scenario", str(scenario),
+                          "--duration", "1.5")
+        app_bytes = [msg.data[6] for msg in iter(lambda: ear.recv(0.0), None)]
+    assert result.status == 0, result.err
+    assert app_bytes == [0x7D] * 5 + [0xFE] * 5 + [0x7D] * 5, "APP 0 %, error indicator, APP 0 %"

@@ -1,4 +1,4 @@
-"""Rules of the truck model (ecu_sim.vehicle.model), checked against closed-form solutions of its equations."""
+"""Rules of the truck model (ecu_sim.vehicle.model), checked against closed-form solutions."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ kind and changes nothing. At the end of the module the number of frames fed, by 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -28,7 +29,13 @@ from tests.nodebench import settings as bench_settings
 #: frames fed by every test of this module, by the kind the oracle gives them
 FED: Counter[str] = Counter()
 FD_LENGTHS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64)
+#: each frame checked against the oracle on its own: the module's main property
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: batches of frames between ticks (up to 100 an example), for each of four node and profile pairs:
+#: what each frame does is checked one by one above, so 25 examples a pair (100 in all) suffice
+BATCHES = settings(PROPERTY, max_examples=25)
+#: two nodes side by side, fed up to 160 frames an example
+SIDE_BY_SIDE = settings(PROPERTY, max_examples=50)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -72,8 +79,14 @@ def frames(draw: st.DrawFn, role_id: int, own_id: int, top_byte: int, length: in
 
 def frames_for(bench: Bench) -> st.SearchStrategy[can.Message]:
     signal = bench.codec_in.signal
-    return frames(bench.role_id(), bench.out.frame_id, (signal.start + signal.length - 1) // 8,
-                  bench.codec_in.message.length)
+    return _frames(bench.role_id(), bench.out.frame_id, (signal.start + signal.length - 1) // 8,
+                   bench.codec_in.message.length)
+
+
+@functools.cache
+def _frames(role_id: int, own_id: int, top_byte: int, length: int) -> st.SearchStrategy[can.Message]:
+    """One strategy per node layout, built once: hypothesis validates a new strategy on each draw."""
+    return frames(role_id, own_id, top_byte, length)
 
 
 def expected(node: Ecu | Ccm, msg: can.Message) -> tuple[str, float | None]:
@@ -202,7 +215,7 @@ def test_with_a_source_filter_each_frame_still_follows_the_rules(data: st.DataOb
 
 @pytest.mark.parametrize("profile", ["amp", "j1939"])
 @pytest.mark.parametrize("kind", ["ecu", "ccm"])
-@PROPERTY
+@BATCHES
 @given(data=st.data())
 def test_random_traffic_never_crashes_a_node_nor_costs_it_a_tick(kind: str, profile: str,
                                                                 data: st.DataObject) -> None:
@@ -222,7 +235,7 @@ def test_random_traffic_never_crashes_a_node_nor_costs_it_a_tick(kind: str, prof
         bench.close()
 
 
-@PROPERTY
+@SIDE_BY_SIDE
 @given(data=st.data(), apps=st.lists(st.integers(0, 100), min_size=3, max_size=8))
 def test_traffic_of_other_messages_never_changes_the_ecus_output(data: st.DataObject,
                                                                  apps: list[int]) -> None:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import re
-import signal
-import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +14,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.io import replay
 from ecu_sim.runtime.clock import Inputs, VirtualClock
-from tests.conftest import clean_env, ecu_sim_command, run_cli, udp_args
+from tests.conftest import Cli, Node, Udp, summary_of
 from tests.nodebench import Bench
 
 UNRELATED_ID = 0x18FEEE00
@@ -97,17 +94,17 @@ def test_a_rotated_recording_replays_across_its_files(tmp_path: Path) -> None:
     assert result.identical and result.frames == 200
 
 
-def test_a_changed_output_frame_is_reported_at_its_tick(tmp_path: Path) -> None:
+def test_a_changed_output_frame_is_reported_at_its_tick(tmp_path: Path, cli_main: Cli) -> None:
     record(tmp_path / "ecu.log")
     log = tmp_path / "ecu.log"
     lines = log.read_text().splitlines()
     sent = [i for i, line in enumerate(lines) if line.endswith(" T")]
     lines[sent[42]] = re.sub(r"#(\w+) T$", "#FFFFFFFFFF0050FF T", lines[sent[42]])  # 80 km/h
     log.write_text("\n".join(lines) + "\n")
-    result = run_cli("replay", str(log))
-    assert result.returncode == 1
+    result = cli_main("replay", str(log))
+    assert result.status == 1
     assert ("differs at tick 42 (t = 4.2 s): recorded 18FEF125#FFFFFFFFFF0050FF, replayed 18FEF125#"
-            in result.stderr)
+            in result.err)
 
 
 def test_a_changed_input_frame_changes_the_replayed_output_from_that_tick(tmp_path: Path) -> None:
@@ -152,46 +149,43 @@ def test_the_recording_is_readable_by_cantools_with_the_projects_dbc(tmp_path: P
     assert all(isinstance(s, float) and 70.0 < s < 90.0 for s in speeds)
 
 
-def stop(process: subprocess.Popen[str]) -> str:
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=15)
-    assert process.returncode == 0, err
-    return err
+# -- recordings of real runs -------------------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_a_recorded_closed_loop_replays_bit_for_bit(tmp_path: Path, udp_port: int) -> None:
+def test_a_recorded_closed_loop_of_two_processes_stopped_by_sigterm_replays_bit_for_bit(
+        tmp_path: Path, start: Callable[..., Node], udp: Udp, cli_main: Cli) -> None:
+    """Both stopped by SIGTERM, so both recordings must be flushed and complete: every tick replays."""
     ecu_log, ccm_log = tmp_path / "ecu.blf", tmp_path / "ccm.log"
-    ecu = subprocess.Popen(ecu_sim_command(*udp_args(udp_port), "--record", str(ecu_log)),
-                           stderr=subprocess.PIPE, text=True, env=clean_env())
-    ccm = subprocess.Popen(ecu_sim_command("ccm", *udp_args(udp_port), "--record", str(ccm_log),
-                                           "--fault", "drop=0.1"),
-                           stderr=subprocess.PIPE, text=True, env=clean_env())
-    time.sleep(6)
-    stop(ccm)
-    stop(ecu)  # both by SIGTERM: the recordings must be flushed and complete
-    for log in (ecu_log, ccm_log):
-        result = run_cli("replay", str(log))
-        assert result.returncode == 0, result.stderr
-        frames = int(re.search(r"(\d+) frames sent bit for bit", result.stdout)[1])  # type: ignore[index]
-        assert frames >= 40, result.stdout
+    ecu = start(*udp.args(), "--record", str(ecu_log))
+    ccm = start("ccm", *udp.args(), "--record", str(ccm_log), "--fault", "drop=0.1")
+    ccm.wait_for(r"\| cruise on \|")  # the CCM hears the ECU ...
+    ecu.wait_for(r"\| APP +\d")  # ... and the ECU the CCM
+    assert (ccm.stop(), ecu.stop()) == (0, 0), ecu.log + ccm.log
+    for log, node in ((ecu_log, ecu), (ccm_log, ccm)):
+        run = summary_of(node.log)
+        result = cli_main("replay", str(log))
+        assert result.status == 0, result.err
+        assert f"replayed {run.ticks} ticks" in result.out, (result.out, run.line)
+        assert f": {run.tx} frames sent bit for bit as recorded" in result.out, (result.out, run.line)
 
 
-@pytest.mark.slow
-def test_a_run_ended_by_its_duration_leaves_a_complete_recording(tmp_path: Path, udp_port: int) -> None:
+def test_a_run_ended_by_its_duration_leaves_a_complete_recording(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
     log = tmp_path / "ecu.asc"
-    result = run_cli(*udp_args(udp_port), "--record", str(log), "--duration", "2")
-    assert result.returncode == 0, result.stderr
-    replayed = run_cli("replay", str(log))
-    assert replayed.returncode == 0 and "replayed 20 ticks (2.0 s)" in replayed.stdout
+    result = cli_main("-i", "virtual", "-c", virtual_channel, "--record", str(log), "--duration", "2")
+    assert result.status == 0, result.err
+    replayed = cli_main("replay", str(log))
+    assert replayed.status == 0 and "replayed 20 ticks (2.0 s)" in replayed.out
 
 
 # -- the log must be the one its tick journal was written with -----------------------------------
 
-def recorded_run(path: Path, udp_port: int) -> list[str]:
-    """A real run on udp_multicast, where every sent frame comes back as a received echo."""
-    result = run_cli(*udp_args(udp_port), "--record", str(path), "--duration", "1")
-    assert result.returncode == 0, result.stderr
+def recorded_with_echoes(path: Path) -> list[str]:
+    """A recorded ECU that hears each frame it sends back as a received echo (udp_multicast does)."""
+    bench = Bench("ecu", record_to=str(path), echo=True)
+    bench.tick(10)
+    bench.close()
     return path.read_text().splitlines()
 
 
@@ -203,32 +197,32 @@ def sent_line(path: Path, tick: int) -> int:
     return sum(int(rx) + int(tx) for rx, tx, *_ in ticks[:tick]) + int(ticks[tick][0])
 
 
-def test_a_sent_frame_deleted_from_the_log_fails_at_its_tick(tmp_path: Path, udp_port: int) -> None:
+def test_a_sent_frame_deleted_from_the_log_fails_at_its_tick(tmp_path: Path, cli_main: Cli) -> None:
     log = tmp_path / "ecu.log"
-    lines = recorded_run(log, udp_port)
+    lines = recorded_with_echoes(log)
     index = sent_line(log, 2)
     assert lines[index].endswith(" T") and lines[index + 1].endswith(" R")  # its echo follows
     del lines[index]
     log.write_text("\n".join(lines) + "\n")
-    result = run_cli("replay", str(log))
-    assert result.returncode == 1, result.stdout
-    assert "does not fit its tick journal at tick 2 (t = 0.2 s)" in result.stderr
-    assert "a sent frame is missing from the log or marked received" in result.stderr
+    result = cli_main("replay", str(log))
+    assert result.status == 1, result.out
+    assert "does not fit its tick journal at tick 2 (t = 0.2 s)" in result.err
+    assert "a sent frame is missing from the log or marked received" in result.err
 
 
-def test_a_sent_frame_marked_received_fails_at_its_tick(tmp_path: Path, udp_port: int) -> None:
+def test_a_sent_frame_marked_received_fails_at_its_tick(tmp_path: Path, cli_main: Cli) -> None:
     log = tmp_path / "ecu.log"
-    lines = recorded_run(log, udp_port)
+    lines = recorded_with_echoes(log)
     index = sent_line(log, 3)
     lines[index] = lines[index][:-1] + "R"
     log.write_text("\n".join(lines) + "\n")
-    result = run_cli("replay", str(log))
-    assert result.returncode == 1, result.stdout
-    assert "does not fit its tick journal at tick 3 (t = 0.3 s)" in result.stderr
-    assert "is marked received where a sent one belongs" in result.stderr
+    result = cli_main("replay", str(log))
+    assert result.status == 1, result.out
+    assert "does not fit its tick journal at tick 3 (t = 0.3 s)" in result.err
+    assert "is marked received where a sent one belongs" in result.err
 
 
-def test_a_received_frame_marked_sent_fails_at_its_tick(tmp_path: Path) -> None:
+def test_a_received_frame_marked_sent_fails_at_its_tick(tmp_path: Path, cli_main: Cli) -> None:
     record(tmp_path / "ecu.log")
     log = tmp_path / "ecu.log"
     lines = log.read_text().splitlines()
@@ -236,23 +230,24 @@ def test_a_received_frame_marked_sent_fails_at_its_tick(tmp_path: Path) -> None:
     assert lines[index].endswith(" R")
     lines[index] = lines[index][:-1] + "T"
     log.write_text("\n".join(lines) + "\n")
-    result = run_cli("replay", str(log))
-    assert result.returncode == 1, result.stdout
-    assert "at tick 6 (t = 0.6 s)" in result.stderr and "is marked sent where a received" in result.stderr
+    result = cli_main("replay", str(log))
+    assert result.status == 1, result.out
+    assert "at tick 6 (t = 0.6 s)" in result.err and "is marked sent where a received" in result.err
 
 
-def test_a_log_cut_short_of_its_journal_fails_at_the_first_tick_it_lacks(tmp_path: Path) -> None:
+def test_a_log_cut_short_of_its_journal_fails_at_the_first_tick_it_lacks(
+        tmp_path: Path, cli_main: Cli) -> None:
     record(tmp_path / "ecu.log")
     log = tmp_path / "ecu.log"
     lines = log.read_text().splitlines()
     log.write_text("\n".join(lines[:sent_line(log, 40)]) + "\n")  # tick 40's sent frame and on lost
-    result = run_cli("replay", str(log))
-    assert result.returncode == 1, result.stdout
-    assert "at tick 40 (t = 4.0 s): the log ends before the tick's frames" in result.stderr
-    assert "the 40 frames before it are identical" in result.stderr
+    result = cli_main("replay", str(log))
+    assert result.status == 1, result.out
+    assert "at tick 40 (t = 4.0 s): the log ends before the tick's frames" in result.err
+    assert "the 40 frames before it are identical" in result.err
 
 
-def test_frames_left_after_the_journals_last_tick_fail(tmp_path: Path) -> None:
+def test_frames_left_after_the_journals_last_tick_fail(tmp_path: Path, cli_main: Cli) -> None:
     record(tmp_path / "ecu.log")
     log = tmp_path / "ecu.log"
     lines = log.read_text().splitlines()
@@ -260,30 +255,31 @@ def test_frames_left_after_the_journals_last_tick_fail(tmp_path: Path) -> None:
     lines.append(lines[-2])  # one more received frame
     assert lines[-1].endswith(" R")
     log.write_text("\n".join(lines) + "\n")
-    result = run_cli("replay", str(log))
-    assert result.returncode == 1, result.stdout
-    assert "at tick 60 (t = 6.0 s): the log has frames left after the journal's last tick" in result.stderr
+    result = cli_main("replay", str(log))
+    assert result.status == 1, result.out
+    assert "at tick 60 (t = 6.0 s): the log has frames left after the journal's last tick" in result.err
 
 
-def test_a_damaged_blf_file_is_not_a_recording_and_names_the_file(tmp_path: Path) -> None:
+def test_a_damaged_blf_file_is_not_a_recording_and_names_the_file(tmp_path: Path, cli_main: Cli) -> None:
     record(tmp_path / "ecu.blf")
     blf = tmp_path / "ecu.blf"
     data = bytearray(blf.read_bytes())
     data[len(data) // 2] ^= 0xFF  # inside the compressed frames
     blf.write_bytes(bytes(data))
-    result = run_cli("replay", str(blf))
-    assert result.returncode == 2, result.stderr
-    assert re.search(rf"error: {re.escape(str(blf))}: frame \d+ cannot be read", result.stderr), result.stderr
-    assert "record the run again" in result.stderr and "Traceback" not in result.stderr
+    result = cli_main("replay", str(blf))
+    assert result.status == 2, result.err
+    assert re.search(rf"error: {re.escape(str(blf))}: frame \d+ cannot be read", result.err), result.err
+    assert "record the run again" in result.err and "Traceback" not in result.err
 
 
-def test_a_bad_hex_byte_in_a_log_is_not_a_recording_and_names_the_frame(tmp_path: Path) -> None:
+def test_a_bad_hex_byte_in_a_log_is_not_a_recording_and_names_the_frame(
+        tmp_path: Path, cli_main: Cli) -> None:
     record(tmp_path / "ecu.log")
     log = tmp_path / "ecu.log"
     lines = log.read_text().splitlines()
     lines[10] = re.sub(r"#(\w\w)", "#G1", lines[10], count=1)
     log.write_text("\n".join(lines) + "\n")
-    result = run_cli("replay", str(log))
-    assert result.returncode == 2, result.stderr
-    assert f"{log}: frame 11 cannot be read (ValueError" in result.stderr
-    assert "Traceback" not in result.stderr
+    result = cli_main("replay", str(log))
+    assert result.status == 2, result.err
+    assert f"{log}: frame 11 cannot be read (ValueError" in result.err
+    assert "Traceback" not in result.err

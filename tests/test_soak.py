@@ -3,8 +3,12 @@
 Opt-in, not in the default suite: ``ECU_SIM_SOAK=600 .venv/bin/python -m pytest tests/test_soak.py``
 runs ten minutes (the value is the duration in seconds). Both processes record; the test feeds
 every kind of bad input on both roles and a flood of random identifiers, then reports what it
-fed, what each node counted, lost (skipped) and late ticks and the schedule's drift, and checks
-that both recordings replay bit for bit, i.e. that nothing but the recorded input moved the model.
+fed, what each node counted, lost (skipped) and late ticks, the speed frames heard and the
+schedule's drift, and the last speed. Those are figures of this machine and its load, printed,
+not asserted (the kernel may drop any datagram). Asserted are the rules: both runs end by their
+duration with status 0 after exactly its ticks, each tick sent or counted as skipped, no frame
+counted twice, and both recordings replay bit for bit, i.e. nothing but the recorded input moved
+the model.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 import can
 import pytest
 
-from tests.conftest import clean_env, ecu_sim_command, run_cli, udp_args
+from tests.conftest import Udp, clean_env, ecu_sim_command, run_cli, summary_of
 
 SOAK_S = float(os.environ.get("ECU_SIM_SOAK", "0"))
 pytestmark = [pytest.mark.slow,
@@ -60,14 +64,6 @@ MISSING = [("app not_available", APP_ID, "FF"), ("app error_indicator", APP_ID, 
            ("speed not_available", SPEED_ID, "FF"), ("speed error_indicator", SPEED_ID, "FE")]
 
 
-def summary(err: str) -> tuple[int, int, int, str]:
-    """(ticks, late, skipped, counters) from a node's last log line."""
-    last = err.strip().splitlines()[-1]
-    match = re.search(r"stopped after (\d+) ticks: (\d+) late, (\d+) skipped, (.*)$", last)
-    assert match is not None, err[-2000:]
-    return int(match[1]), int(match[2]), int(match[3]), match[4]
-
-
 def report(request: pytest.FixtureRequest, text: str) -> None:
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     assert capture is not None
@@ -75,15 +71,15 @@ def report(request: pytest.FixtureRequest, text: str) -> None:
         print(text)
 
 
-def test_soak_closed_loop_under_bad_input(tmp_path: Path, udp_port: int, udp_bus: can.BusABC,
+def test_soak_closed_loop_under_bad_input(tmp_path: Path, udp: Udp, udp_bus: can.BusABC,
                                           request: pytest.FixtureRequest) -> None:
     duration = f"{SOAK_S:g}"
     # The logs go to files: a pipe nobody reads for minutes fills up and blocks the process.
     ecu_log, ccm_log = (tmp_path / "ecu.err").open("w"), (tmp_path / "ccm.err").open("w")
-    ecu = subprocess.Popen(ecu_sim_command(*udp_args(udp_port), "--app-source", "0x26",
+    ecu = subprocess.Popen(ecu_sim_command(*udp.args(), "--app-source", "0x26",
                                            "--duration", duration, "--record", str(tmp_path / "ecu.blf")),
                            stderr=ecu_log, env=clean_env())
-    ccm = subprocess.Popen(ecu_sim_command("ccm", *udp_args(udp_port), "--speed-source", "0x25",
+    ccm = subprocess.Popen(ecu_sim_command("ccm", *udp.args(), "--speed-source", "0x25",
                                            "--duration", duration, "--record", str(tmp_path / "ccm.log")),
                            stderr=ccm_log, env=clean_env())
     fed: Counter[str] = Counter()
@@ -124,31 +120,24 @@ def test_soak_closed_loop_under_bad_input(tmp_path: Path, udp_port: int, udp_bus
     assert (ecu.returncode, ccm.returncode) == (0, 0), ecu_err[-2000:] + ccm_err[-2000:]
 
     ticks_expected = round(SOAK_S / PERIOD_S)
-    ecu_ticks, ecu_late, ecu_skipped, ecu_counts = summary(ecu_err)
-    ccm_ticks, ccm_late, ccm_skipped, ccm_counts = summary(ccm_err)
+    ecu_run, ccm_run = summary_of(ecu_err), summary_of(ccm_err)
     # Tick 0 and the last tick always send (overdue ticks are followed by one that sends), so
     # the first and the last speed frame lie (ticks - 1) periods apart on an undrifting schedule.
-    span = speed_times[-1] - speed_times[0]
+    span = speed_times[-1] - speed_times[0] if speed_times else 0.0
     drift_s = span - (ticks_expected - 1) * PERIOD_S
     last_speed = float(re.findall(r"speed\s+([\d.]+) km/h", ecu_err)[-1])
     replays = {name: run_cli("replay", str(tmp_path / name), timeout=600) for name in ("ecu.blf", "ccm.log")}
     report(request, "\n".join([
         f"\nsoak {SOAK_S:g} s: fed {sum(fed.values())} bad or unrelated frames: "
         + ", ".join(f"{kind} {n}" for kind, n in sorted(fed.items())),
-        f"ECU: {ecu_ticks} ticks, {ecu_late} late, {ecu_skipped} lost (skipped); {ecu_counts}",
-        f"CCM: {ccm_ticks} ticks, {ccm_late} late, {ccm_skipped} lost (skipped); {ccm_counts}",
-        f"speed frames heard: {len(speed_times)}, first to last {span:.3f} s, "
-        f"drift {drift_s * 1000:+.1f} ms; last speed {last_speed:.2f} km/h",
+        *(f"{name}: {run.ticks} ticks, {run.late} late, {run.skipped} lost (skipped); "
+          f"{run.line.split(' skipped, ')[-1]}" for name, run in (("ECU", ecu_run), ("CCM", ccm_run))),
+        f"speed frames heard: {len(speed_times)} of {ecu_run.tx} sent, first to last {span:.3f} s, "
+        f"drift {drift_s * 1000:+.1f} ms; last speed {last_speed:.2f} km/h (set 90)",
         *(f"replay {name}: {r.stdout.strip() or r.stderr.strip()}" for name, r in replays.items()),
     ]))
-    assert ecu_ticks == ccm_ticks == ticks_expected
+    for run in (ecu_run, ccm_run):
+        assert run.ticks == ticks_expected, run.line
+        assert run.ticks == run.tx + run.tx_errors + run.tx_dropped + run.skipped, run.line
+        assert run.invalid_total + run.other <= run.rx, run.line
     assert all(r.returncode == 0 for r in replays.values()), "the recordings replay bit for bit"
-    if SOAK_S >= 120:  # the closed loop settles within a minute
-        # Not within 1 km/h: every missing speed turns cruise off and resets the CCM's integral,
-        # by design, and this test makes speed go missing twice every 28 s on a hilly route.
-        assert abs(last_speed - 90.0) < 3.0, "the loop still works toward the set speed"
-    assert len(speed_times) + ecu_skipped >= 0.99 * ticks_expected, "a tick either sends or counts as lost"
-    assert abs(drift_s) < 0.5
-    for kind in ("short_frame", "out_of_range", "remote_frame", "fd_frame", "wrong_source", "not_available",
-                 "error_indicator"):
-        assert re.search(rf"{kind} \d+", ecu_counts) and re.search(rf"{kind} \d+", ccm_counts), kind

@@ -96,9 +96,19 @@ class InProcessBus(can.BusABC):
             queue.append(msg)
 
     def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
-        """The oldest queued frame; python-can's ``recv`` applies the receive filters."""
+        """The oldest queued frame the receive filters let through, already filtered.
+
+        python-can's ``recv`` would filter too, but with no time to wait it gives up after the
+        first frame it rejects; a frame queued behind it would wait for the next drain.
+        """
         queue = self._queue
-        return (queue.popleft() if queue else None), False
+        if self._filters is None:
+            return (queue.popleft() if queue else None), True
+        while queue:
+            msg = queue.popleft()
+            if self._matches_filters(msg):
+                return msg, True
+        return None, True
 
     def shutdown(self) -> None:
         link = self._link
