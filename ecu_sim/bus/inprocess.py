@@ -95,20 +95,25 @@ class InProcessBus(can.BusABC):
         for queue in self._peers:
             queue.append(msg)
 
-    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
-        """The oldest queued frame the receive filters let through, already filtered.
+    def recv(self, timeout: float | None = None) -> can.Message | None:
+        """The oldest queued frame the receive filters let through; never waits.
 
-        python-can's ``recv`` would filter too, but with no time to wait it gives up after the
-        first frame it rejects; a frame queued behind it would wait for the next drain.
+        The one bus of ours that overrides ``recv`` rather than only ``_recv_internal``:
+        python-can's ``recv`` times every call for its wait, and on this bus, the inner loop of
+        every simulation, no call ever waits, so that bookkeeping would be a large share of a
+        tick (docs/performance.md). The filters are applied as python-can applies them.
         """
         queue = self._queue
         if self._filters is None:
-            return (queue.popleft() if queue else None), True
+            return queue.popleft() if queue else None
         while queue:
             msg = queue.popleft()
             if self._matches_filters(msg):
-                return msg, True
-        return None, True
+                return msg
+        return None
+
+    def _recv_internal(self, timeout: float | None) -> tuple[can.Message | None, bool]:
+        return self.recv(), True
 
     def shutdown(self) -> None:
         link = self._link
