@@ -251,7 +251,10 @@ def test_a_stopped_ecu_falls_silent_after_at_most_three_kernel_frames(
     during = [f for f in frames if stopped_at < f.timestamp < resumed_at]
     assert len(during) <= 3
     after = [f for f in frames if f.timestamp >= resumed_at]
-    assert after[1].timestamp - after[0].timestamp > 0.05, "no burst when the process resumes"
+    # The loop skips the overdue ticks and sends only the newest: a burst would be the 30 missed
+    # frames at once. Re-locking the kernel timer to the loop's phase may add one frame.
+    first_period = [f for f in after if f.timestamp < after[0].timestamp + 0.1]
+    assert len(first_period) <= 2, "no burst when the process resumes"
 
 
 def test_a_silent_fault_silences_kernel_timed_frames(
