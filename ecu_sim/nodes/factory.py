@@ -55,13 +55,14 @@ class Built:
     faults: FaultInjector | None
 
     def counters_text(self) -> str:
-        text = self.node.counters_text()
-        return text if self.faults is None else f"{text} | faults {self.faults.summary()}"
+        return self.node.counters_text() + self._faults_text()
 
     def status_line(self) -> str:
         """The node's status line, with what the faults did so far when there are any."""
-        line = self.node.status_line()
-        return line if self.faults is None else f"{line} | faults {self.faults.summary()}"
+        return self.node.status_line() + self._faults_text()
+
+    def _faults_text(self) -> str:
+        return "" if self.faults is None else f" | faults {self.faults.summary()}"
 
 
 def hold_ticks(timeout_s: float, period_s: float) -> int:
