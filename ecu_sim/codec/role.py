@@ -85,7 +85,6 @@ class RoleCodec:
 
     __slots__ = (
         "_dec_first",
-        "_dec_last",
         "_dec_order",
         "_dec_shift",
         "_enc_order",
@@ -170,7 +169,6 @@ class RoleCodec:
             self._enc_order = "big"
             self._enc_shift = 8 * message.length - msb - nbits
         self._dec_first = first
-        self._dec_last = last + 1
         # A field window of 1, 2, 4 or 8 bytes (every byte-aligned J1939 parameter, and most others)
         # is read with a precompiled struct, a whole frame of such a length is written with one:
         # cheaper than slicing plus int.from_bytes/to_bytes (docs/performance.md), with the same bits.
