@@ -19,6 +19,7 @@ ALLOWED = {
     "codec": {"j1939"},
     "faults": {"codec", "runtime", "bus"},
     "settings": {"faults", "runtime", "vehicle", "control"},
+    "cosim": {"bus", "codec", "faults", "nodes", "runtime", "settings", "vehicle", "control"},
 }
 
 
