@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A cruise control module on ecu-sim's CAN bus in virtual time: CAN frames in the step (standard library only).
+"""A cruise control module on ecu-sim's CAN bus in virtual time: CAN frames in the step (stdlib only).
 
 The starting point for a controller's software built for a PC, a restbus or a test script that
 speaks CAN: each request carries the frames this peer puts on the bus during the step, each

@@ -67,7 +67,7 @@ class Link:
             try:
                 while True:
                     data = self.sock.recv(65535)
-                    version, seq, got_n, tick = HEADER.unpack_from(data)
+                    _, seq, got_n, tick = HEADER.unpack_from(data)
                     if seq == self.seq:
                         break  # an answer to an earlier try of an older request is skipped
             except TimeoutError:

@@ -47,7 +47,8 @@ class Peer:
 
 
 @contextmanager
-def served(settings: Settings | None = None, peer_timeout_s: float = 60.0) -> Iterator[tuple[Peer, CosimServer]]:
+def served(settings: Settings | None = None,
+           peer_timeout_s: float = 60.0) -> Iterator[tuple[Peer, CosimServer]]:
     """A cosim server on a loopback port in a thread, and a peer talking to it over UDP."""
     settings, profile = prepare(settings or Settings())
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -93,7 +93,7 @@ def test_no_app_from_the_peer_means_the_truck_coasts() -> None:
 
 
 def test_app_frames_of_the_can_encoding_drive_the_ecu_as_a_pedal_on_its_bus() -> None:
-    settings, profile = prepare(FLAT)
+    _, profile = prepare(FLAT)
     app_frame = profile.app.encode(40.0)
     frames = tuple(Frame(profile.app.frame_id, app_frame, offset=k) for k in range(10))
     with served(FLAT) as (by_frames, _):
@@ -105,7 +105,7 @@ def test_app_frames_of_the_can_encoding_drive_the_ecu_as_a_pedal_on_its_bus() ->
 
 
 def test_the_answer_carries_the_ecus_frames_as_they_were_on_the_bus() -> None:
-    settings, profile = prepare(ROUTE)
+    _, profile = prepare(ROUTE)
     with served(ROUTE) as (peer, _):
         answer = peer.step(3, app=20.0, frames=())
     assert answer.frames is not None

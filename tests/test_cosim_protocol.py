@@ -65,7 +65,7 @@ def test_an_error_answer_carries_minus_the_code_in_n_and_a_sentence() -> None:
 
 def test_another_protocol_version_is_refused_naming_both_versions() -> None:
     data = struct.pack("<6d", 2.0, 1.0, 1.0, 0.0, 0.0, 0.0)
-    with pytest.raises(ProtocolError, match="version 2.*speaks version 1") as caught:
+    with pytest.raises(ProtocolError, match=r"version 2.*speaks version 1") as caught:
         protocol.decode(data, 2)
     assert caught.value.code == ErrorCode.VERSION
 
@@ -78,7 +78,7 @@ def test_a_datagram_shorter_than_the_header_is_malformed(size: int) -> None:
 
 
 def test_a_datagram_short_of_its_values_says_how_long_it_must_be() -> None:
-    with pytest.raises(ProtocolError, match="40 bytes is too short.*take 48 bytes"):
+    with pytest.raises(ProtocolError, match=r"40 bytes is too short.*take 48 bytes"):
         protocol.decode(struct.pack("<5d", 1.0, 1.0, 1.0, 0.0, 0.0), 2)
 
 
@@ -110,3 +110,10 @@ def test_a_classic_frame_longer_than_8_bytes_is_malformed() -> None:
     data[32 + 8 + 4 + 8] = 9  # the length byte of the first record
     with pytest.raises(ProtocolError, match="length 9 exceeds 8"):
         protocol.decode(bytes(data), 1)
+
+
+def test_a_datagram_of_unknown_length_reads_every_double_after_the_header() -> None:
+    data = protocol.encode(Datagram(3, 1, 0, (1.0, 2.0, 3.0, 4.0, 5.0)))
+    assert protocol.decode(data, None).values == (1.0, 2.0, 3.0, 4.0, 5.0)
+    with pytest.raises(ProtocolError, match="not a whole number of float64"):
+        protocol.decode(data + b"\0", None)

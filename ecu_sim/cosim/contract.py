@@ -90,8 +90,8 @@ def contract(profile: Profile) -> Contract:
     """The contract of an ECU on ``profile``: its inputs, its model, every signal it sends."""
     messages = (profile.speed.message,)
     signals = [(f"{m.name}.{s.name}", s.unit or "", _bound(s.minimum, -math.inf), _bound(s.maximum, math.inf),
-                f"signal on the bus, decoded from the last frame of the step; NaN when none was sent or "
-                f"it says not available")
+                "signal on the bus, decoded from the last frame of the step; NaN when none was sent or "
+                "it says not available")
                for m in messages for s in m.signals]
     return Contract(_entries(INPUTS), _entries([*MODEL_OUTPUTS, *signals]), messages)
 

@@ -123,11 +123,13 @@ def error(seq: int, tick: int, code: int, message: str) -> Datagram:
     return Datagram(seq, -code, tick, (), message=message)
 
 
-def decode(data: bytes, values: int) -> Datagram:
+def decode(data: bytes, values: int | None) -> Datagram:
     """Read a datagram that carries ``values`` doubles after the header; ProtocolError says why not.
 
     The encoding follows from the length: exactly the doubles is the fixed format, more is the
     CAN encoding. An error answer (negative ``n``) carries its message instead of values.
+    ``values=None`` reads a fixed-format datagram of any number of doubles (a plant's answer,
+    whose contract ecu-sim does not know).
     """
     if len(data) < HEADER_SIZE:
         raise ProtocolError(ErrorCode.MALFORMED, f"datagram of {len(data)} bytes is shorter than the "
@@ -140,6 +142,11 @@ def decode(data: bytes, values: int) -> Datagram:
     seq, n, tick = _integer(seq_f, "sequence number"), _integer(n_f, "n"), _integer(tick_f, "tick")
     if n < 0:
         return Datagram(seq, n, tick, (), message=data[HEADER_SIZE:].decode("utf-8", "replace"))
+    if values is None:
+        if (len(data) - HEADER_SIZE) % 8:
+            raise ProtocolError(ErrorCode.MALFORMED, f"datagram of {len(data)} bytes is not a whole "
+                                                     "number of float64")
+        values = (len(data) - HEADER_SIZE) // 8
     end = HEADER_SIZE + 8 * values
     if len(data) < end:
         raise ProtocolError(ErrorCode.MALFORMED, f"datagram of {len(data)} bytes is too short: the "

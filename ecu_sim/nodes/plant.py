@@ -1,4 +1,4 @@
-"""What the ECU integrates and drives on, as interfaces: the built-in truck and route, or an external simulator.
+"""What the ECU integrates and drives on: the built-in truck and route, or an external simulator.
 
 The ECU owns neither the physics nor the road; it is given both at construction. By default they
 are :class:`ecu_sim.vehicle.model.TruckModel` and :class:`ecu_sim.vehicle.route.GradeSchedule`;

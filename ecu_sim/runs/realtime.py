@@ -16,10 +16,11 @@ from contextlib import ExitStack, contextmanager
 from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
+from ecu_sim.cosim.plant import UdpPlant, parse_plant
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.recorder import Recorder, header
-from ecu_sim.nodes.factory import Built, NodeKind, build_node
+from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
@@ -48,13 +49,14 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
         recorder = _recorder(stack, kind, settings, profile, route, schedule)
-        built = build_node(kind, port, profile, settings, route=route, schedule=schedule,
-                           tx_mode=settings.run.tx_mode)
+        plant = _plant(stack, kind, settings)
+        built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
+                           schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant)
         if recorder is not None:
             port.add_listener(recorder)
         notifier = stack.enter_context(Notifier())
         stats = LoopStats()
-        loop = _loop(built, port, notifier, settings, stats, recorder)
+        loop = _loop(built, port, notifier, settings, stats, recorder, plant)
         if built.faults is not None:
             faults = built.faults
             stack.callback(lambda: faults.finish(built.node.tick_index))
@@ -67,13 +69,31 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
 
 
 def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stats: LoopStats,
-          recorder: Recorder | None) -> TickLoop:
+          recorder: Recorder | None, plant: UdpPlant | None) -> TickLoop:
     period = settings.run.resolved_period_s
+
+    def line() -> str:
+        text = f"{built.status_line()} | late {stats.late} | {port.state_text()}"
+        return text if plant is None else f"{text} | {plant.status_text()}"
+
     return TickLoop(MonotonicClock(period), period, [built.node], stats=stats, observers=[
-        StatusReporter(lambda: f"{built.status_line()} | late {stats.late} | {port.state_text()}",
-                       notifier, period, settings.run.status_interval_s),
+        StatusReporter(line, notifier, period, settings.run.status_interval_s),
         *([recorder] if recorder is not None else []),
     ])
+
+
+def _plant(stack: ExitStack, kind: NodeKind, settings: Settings) -> UdpPlant | None:
+    """``--plant udp:HOST:PORT``: the ECU's truck and road are another program's (ecu_sim.cosim)."""
+    run = settings.run
+    if run.plant is None or kind is not NodeKind.ECU:
+        return None
+    address = parse_plant(run.plant, settings.origins.get("run.plant", "given"))
+    period = run.resolved_period_s
+    plant = UdpPlant(address, period, hold_ticks(run.input_timeout_s(run.app_timeout_s), period),
+                     run.initial_speed_kph)
+    stack.callback(plant.close)
+    log.info("plant: the truck at udp %s:%d, stepped once a tick", *address)
+    return plant
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
