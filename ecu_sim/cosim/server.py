@@ -114,13 +114,14 @@ class CosimServer:
                 log.warning("sequence gap: request %d after %d (%d numbers skipped); stepping on",
                             request.seq, last, request.seq - last - 1)
         self._check(request)
-        outputs, frames = self._stepper.step(request.n, request.values, request.frames or ())
+        outputs, frames = self._stepper.step(request.n, request.values, request.frames)
         answer = protocol.encode(Datagram(request.seq, request.n, self._stepper.next_tick - 1, outputs,
-                                          None if request.frames is None else frames))
+                                          frames))
         if len(answer) > protocol.MAX_DATAGRAM:
             answer = protocol.encode(protocol.error(
                 request.seq, self._stepper.next_tick - 1, ErrorCode.TOO_LONG,
-                f"the step ran, but its {len(frames)} frames do not fit one datagram: ask for fewer ticks"))
+                f"the step ran, but its {len(frames or ())} frames do not fit one datagram: ask for "
+                "fewer ticks"))
         self._last_seq, self._last_answer = request.seq, answer
         self.stats.steps += 1
         return answer

@@ -21,7 +21,6 @@ import can
 from cantools.database.can import Message, Signal
 
 from ecu_sim.bus.inprocess import InProcessLink, new_frame
-from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
@@ -49,20 +48,27 @@ class PeerRoad:
 
 
 class _PeerNode:
-    """The peer on the ECU's bus: each tick it sends the step's APP and the frames due at the tick."""
+    """The peer on the ECU's bus: each tick it hears what was sent in the tick before, then sends
+    the step's APP and the frames due at the tick."""
 
     def __init__(self, port: Port, app: RoleCodec) -> None:
         self._send = port.send
+        self._recv = port.recv
         self._app = app
         self.app_payload: bytes | None = None
         self.frames: list[tuple[int, can.Message]] = []
+        #: (offset in the step, frame) of every frame the ECU sent in the step
+        self.received: list[tuple[int, can.Message]] = []
         self.offset = 0
 
     def poll(self, timeout_s: float) -> None:
-        """The peer's frames come with its requests, not from the bus."""
+        """The peer's frames come with its requests, not from a wait on the bus."""
 
     def drain(self) -> None:
-        """What the ECU sends goes back in the answer (see _Sent), not to this node."""
+        """The ECU ticks after the peer, so what arrives now was sent in the previous tick."""
+        recv, received, offset = self._recv, self.received, self.offset - 1
+        while (msg := recv(0.0)) is not None:
+            received.append((offset, msg))
 
     def tick(self, deadline: float, transmit: bool) -> None:
         frames, offset = self.frames, self.offset
@@ -72,18 +78,6 @@ class _PeerNode:
             app = self._app
             self._send(new_frame(app.frame_id, self.app_payload, app.is_extended_id))
         self.offset = offset + 1
-
-
-class _Sent:
-    """A listener on the ECU's port: the frames it sent in the step, with the tick of each."""
-
-    def __init__(self, ecu: Ecu) -> None:
-        self._ecu = ecu
-        self.frames: list[tuple[int, can.Message]] = []
-
-    def on_frame(self, msg: can.Message, direction: Direction) -> None:
-        if direction is Direction.SENT:
-            self.frames.append((self._ecu.tick_index, msg))
 
 
 class _Decoder:
@@ -102,14 +96,14 @@ class _Decoder:
         except ValueError:
             self._codec = None
 
-    def value(self, data: bytes | None) -> float:
+    def value(self, data: bytes | bytearray | None) -> float:
         if data is None:
             return math.nan
         if self._codec is not None:
             value = self._codec.decode(data)
             return math.nan if isinstance(value, Invalid) else value
         try:
-            decoded = self._message.decode(data, decode_choices=False, allow_truncated=True)
+            decoded = self._message.decode(bytes(data), decode_choices=False, allow_truncated=True)
         except Exception:  # cantools raises several types for a payload it cannot read
             return math.nan
         number = decoded.get(self._name) if isinstance(decoded, dict) else None
@@ -137,12 +131,10 @@ class Stepper:
             assert isinstance(node, Ecu)
             self._stack = self._stack.pop_all()
         self.ecu = node
-        self._sent = _Sent(node)
-        ecu_port.add_listener(self._sent)
         self._peer = _PeerNode(peer_port, profile.app)
         self._loop = TickLoop(clock, self.period_s, [self._peer, node])
         self._signals = _signal_decoders(self.contract)
-        self._last: dict[tuple[int, bool], bytes] = {}
+        self._last: dict[tuple[int, bool], bytes | bytearray] = {}
 
     def __enter__(self) -> Stepper:
         return self
@@ -155,22 +147,25 @@ class Stepper:
     def next_tick(self) -> int:
         return self.ecu.tick_index
 
-    def step(self, n: int, inputs: tuple[float, ...], frames: tuple[Frame, ...] = ()
-             ) -> tuple[tuple[float, ...], tuple[Frame, ...]]:
-        """Run ticks ``next_tick .. next_tick + n - 1``; the outputs at the last, and the ECU's frames."""
+    def step(self, n: int, inputs: tuple[float, ...], frames: tuple[Frame, ...] | None = None
+             ) -> tuple[tuple[float, ...], tuple[Frame, ...] | None]:
+        """Run ticks ``next_tick .. next_tick + n - 1``: the outputs at the last, and with ``frames``
+        (the CAN encoding; None in the fixed format) the ECU's frames of the step."""
         app_pct, grade_pct = inputs
         peer = self._peer
         peer.app_payload = None if math.isnan(app_pct) else self.profile.app.encode(app_pct)
         self.road.override = None if math.isnan(grade_pct) else grade_pct
         peer.offset = 0
-        peer.frames = [(f.offset, _message(f)) for f in sorted(frames, key=lambda f: f.offset)]
-        sent = self._sent.frames
-        sent.clear()
-        first = self.ecu.tick_index
+        peer.frames = [(f.offset, _message(f)) for f in sorted(frames or (), key=lambda f: f.offset)]
+        received = peer.received
+        received.clear()
         self._loop.run(n)
-        for _, msg in sent:
-            self._last[_key(msg)] = bytes(msg.data)
-        return self._outputs(), tuple(_frame(tick - first, msg) for tick, msg in sent)
+        peer.drain()  # the last tick's frames
+        last = self._last
+        for _, msg in received:
+            last[(msg.arbitration_id, msg.is_extended_id)] = msg.data
+        sent = None if frames is None else tuple(_frame(offset, msg) for offset, msg in received)
+        return self._outputs(), sent
 
     def _outputs(self) -> tuple[float, ...]:
         ecu = self.ecu
@@ -187,10 +182,6 @@ class Stepper:
 def _signal_decoders(spec: Contract) -> list[tuple[tuple[int, bool], list[_Decoder]]]:
     return [((m.frame_id, m.is_extended_frame), [_Decoder(m, s) for s in m.signals])
             for m in spec.messages]
-
-
-def _key(msg: can.Message) -> tuple[int, bool]:
-    return msg.arbitration_id, msg.is_extended_id
 
 
 def _message(frame: Frame) -> can.Message:
