@@ -47,14 +47,14 @@ class Peer:
 
 
 @contextmanager
-def served(settings: Settings | None = None,
-           peer_timeout_s: float = 60.0) -> Iterator[tuple[Peer, CosimServer]]:
+def served(settings: Settings | None = None, peer_timeout_s: float = 60.0,
+           max_ticks: int | None = None) -> Iterator[tuple[Peer, CosimServer]]:
     """A cosim server on a loopback port in a thread, and a peer talking to it over UDP."""
     settings, profile = prepare(settings or Settings())
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
     with sock, Stepper(settings, profile, load_route(settings)) as stepper:
-        server = CosimServer(sock, stepper, peer_timeout_s)
+        server = CosimServer(sock, stepper, peer_timeout_s, max_ticks)
         thread = threading.Thread(target=server.serve, daemon=True)
         thread.start()
         peer = Peer(sock.getsockname())

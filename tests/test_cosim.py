@@ -170,3 +170,9 @@ def test_a_silent_peer_ends_the_run_after_the_peer_timeout() -> None:
         why = server.serve()
     assert "no request from the peer for 0.3 s" in why
 
+
+
+def test_a_step_past_the_duration_is_refused() -> None:
+    with served(ROUTE, max_ticks=10) as (peer, _):
+        refused = peer.request(1, 11, 10.0)
+    assert refused.n == -ErrorCode.TOO_LONG and "10 ticks are left" in refused.message

@@ -96,3 +96,14 @@ def test_the_can_peer_closes_the_loop_with_frames_alone(start: Callable[..., Nod
     on_the_wire = [profile.speed.decode(profile.speed.encode(s)) for s in simulate_ccm_speeds(300)]
     assert trace(tmp_path / "can.csv", "speed_kph") == on_the_wire
     assert cosim.wait() == 0
+
+
+@pytest.mark.slow
+def test_a_run_with_a_duration_ends_with_the_answer_that_reaches_it(start: Callable[..., Node],
+                                                                    tmp_path: Path) -> None:
+    cosim = start("cosim", "--listen", "127.0.0.1:0", "--duration", "10")
+    port = cosim.wait_for(r"listening on udp 127\.0\.0\.1:(\d+)")[1]
+    done = run_example("cosim_pi_peer.py", port, "--duration", "10", "--ticks-per-step", "7")
+    assert done.returncode == 0, done.stderr
+    assert cosim.wait() == 0
+    assert "cosim ended: the run reached its --duration, 100 ticks" in cosim.log

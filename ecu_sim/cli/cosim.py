@@ -20,6 +20,7 @@ import sys
 from ecu_sim.cli import common
 from ecu_sim.errors import ConfigError, EcuSimError
 from ecu_sim.faults.spec import FaultSchedule
+from ecu_sim.runtime.ticks import ticks_in
 
 log = logging.getLogger("ecu_sim")
 
@@ -77,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
         raise EcuSimError(f"cannot listen on udp {args.listen}: {exc.strerror or exc}; choose another "
                           "--listen address or port") from None
     with sock, Stepper(settings, profile, load_route(settings), schedule) as stepper:
-        server = CosimServer(sock, stepper, args.peer_timeout)
+        duration = settings.run.duration_s
+        server = CosimServer(sock, stepper, args.peer_timeout,
+                             None if duration is None else max(1, ticks_in(duration, stepper.period_s)))
         bound = sock.getsockname()
         log.info("cosim: listening on udp %s:%d, profile %s, period %g s, %d inputs, %d outputs",
                  bound[0], bound[1], profile.name, stepper.period_s, len(stepper.contract.inputs),

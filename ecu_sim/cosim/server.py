@@ -43,8 +43,11 @@ class ServerStats:
 class CosimServer:
     """Answers one peer's requests on ``sock`` with ``stepper``'s outputs."""
 
-    def __init__(self, sock: socket.socket, stepper: Stepper, peer_timeout_s: float) -> None:
+    def __init__(self, sock: socket.socket, stepper: Stepper, peer_timeout_s: float,
+                 max_ticks: int | None = None) -> None:
+        """``max_ticks``: the run's length (``--duration``); the answer that reaches it ends the run."""
         self._sock = sock
+        self._max_ticks = max_ticks
         self._stepper = stepper
         self._peer_timeout_s = peer_timeout_s
         self._inputs = len(stepper.contract.inputs)
@@ -84,6 +87,8 @@ class CosimServer:
             except OSError as exc:
                 log.warning("answering %s failed: %s (the peer's retry gets the answer again)",
                             address, exc)
+            if self._max_ticks is not None and self._stepper.next_tick >= self._max_ticks:
+                return f"the run reached its --duration, {self._max_ticks} ticks"
         return "stopped"
 
     def answer(self, data: bytes) -> bytes:
@@ -134,6 +139,10 @@ class CosimServer:
         if n > limit:
             raise ProtocolError(ErrorCode.TOO_LONG, f"n = {n} exceeds {limit} ticks a request of this "
                                                     "encoding may ask for")
+        left = None if self._max_ticks is None else self._max_ticks - self._stepper.next_tick
+        if left is not None and n > left:
+            raise ProtocolError(ErrorCode.TOO_LONG, f"n = {n} runs past the end of the run (--duration): "
+                                                    f"{left} ticks are left")
         for frame in request.frames or ():
             if not 0 <= frame.offset < n:
                 raise ProtocolError(ErrorCode.MALFORMED, f"a frame's tick offset {frame.offset} lies "
