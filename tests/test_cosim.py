@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import struct
 
 import pytest
@@ -12,7 +13,7 @@ from ecu_sim.cosim import protocol
 from ecu_sim.cosim.protocol import ErrorCode, Frame
 from ecu_sim.runs.prepare import prepare
 from ecu_sim.runs.simulation import Driver, Simulation
-from ecu_sim.settings.model import RunSettings, Settings
+from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings
 from tests.cosim_peer import NAN, served
 
 FLAT = Settings(run=RunSettings(grade_pct=0.0, initial_speed_kph=0.0))
@@ -176,3 +177,16 @@ def test_a_step_past_the_duration_is_refused() -> None:
     with served(ROUTE, max_ticks=10) as (peer, _):
         refused = peer.request(1, 11, 10.0)
     assert refused.n == -ErrorCode.TOO_LONG and "10 ticks are left" in refused.message
+
+
+def test_with_the_j1939_profile_every_signal_the_ecu_sends_is_an_output_nan_when_not_available() -> None:
+    j1939 = Settings(profile=ProfileSettings(name="j1939"))
+    _, profile = prepare(j1939)
+    with served(j1939) as (peer, _):
+        data = protocol.encode(protocol.Datagram(1, 3, 0, (20.0, NAN)))
+        answer = protocol.decode(peer.raw(data), None)
+    names = [s.name for s in profile.speed.message.signals]
+    values = dict(zip(names, answer.values[6:], strict=True))
+    on_the_wire = profile.speed.decode(profile.speed.encode(answer.values[SPEED]))
+    assert values["WheelBasedVehicleSpeed"] == on_the_wire
+    assert math.isnan(values["CruiseCtrlActive"])  # sent as all ones: not available
