@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.params import TruckParams
-from tests.conftest import Cli
+from tests.conftest import HANG_S, Cli
 from tests.test_model import closed_form_coastdown_mps, closed_form_stop_time_s
 
 fmpy = pytest.importorskip("fmpy", reason="the 'fmi' extra (pythonfmu, fmpy) is not installed")
@@ -70,3 +74,44 @@ def test_a_parameter_set_in_the_importer_reaches_the_model(fmu: Path) -> None:
     heavy = fmpy.simulate_fmu(str(fmu), stop_time=10.0, output_interval=1.0,
                               start_values={"initial_speed_kph": 80.0}, output=["speed_kph"])
     assert light["speed_kph"][-1] < heavy["speed_kph"][-1]  # less inertia, the same road load
+
+
+#: run in a fresh interpreter: ecu_sim may be imported only from an FMU's resources folder
+ISOLATED = """
+import json, sys
+from importlib.machinery import PathFinder
+
+class OnlyTheFmusCopy:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "ecu_sim":
+            return None
+        spec = PathFinder.find_spec(name, [p for p in sys.path if p.rstrip("/").endswith("resources")])
+        if spec is None:
+            raise ModuleNotFoundError("ecu_sim is not installed on this host")
+        return spec
+
+sys.meta_path.insert(0, OnlyTheFmusCopy)
+try:
+    import ecu_sim
+    before = True
+except ImportError:
+    before = False
+import fmpy
+result = fmpy.simulate_fmu(sys.argv[1], stop_time=10.0, output_interval=0.1, output=["speed_kph"])
+import ecu_sim
+print(json.dumps({"before": before, "speed": float(result["speed_kph"][-1]), "model": ecu_sim.__file__}))
+"""
+
+
+def test_the_fmu_runs_its_own_copy_of_the_model_on_a_host_without_ecu_sim(fmu: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", ISOLATED, str(fmu)], capture_output=True, text=True,
+                          timeout=HANG_S, check=False)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["before"] is False
+    assert Path(found["model"]).parent.name == "ecu_sim" and "resources" in Path(found["model"]).parts
+    model, state = TruckModel(TruckParams()), TruckState.from_kph(80.0)
+    for _ in range(100):
+        state = model.step(state, 0.0, 0.0, 0.1)
+    assert found["speed"] == state.speed_kph
