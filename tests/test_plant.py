@@ -14,7 +14,7 @@ from ecu_sim.cosim import protocol
 from ecu_sim.cosim.protocol import Datagram
 from ecu_sim.runs.prepare import prepare
 from ecu_sim.settings.model import RunSettings, Settings
-from tests.conftest import Cli
+from tests.conftest import Cli, summary_of
 from tests.cosim_peer import served
 
 pytestmark = pytest.mark.usefixtures("virtual_time")
@@ -85,6 +85,7 @@ def test_a_silent_plant_makes_the_speed_not_available_within_the_input_timeout(
     assert speeds[:3] == [80.0, 80.0, 80.0]  # the initial speed, held for the input timeout
     assert speeds[3:] == [Invalid.NOT_AVAILABLE] * 7
     assert "has not answered for 3 ticks (the input timeout)" in caplog.text
+    assert "plant rtt none yet late 9" in summary_of(result.err).line  # every tick after tick 0
 
 
 @pytest.mark.parametrize("plant", ["127.0.0.1:47000", "udp:127.0.0.1", "tcp:h:1", "udp:h:0"])

@@ -62,7 +62,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
             stack.callback(lambda: faults.finish(built.node.tick_index))
         stack.enter_context(_stop_on_signals(loop))
         loop.run(_max_ticks(settings))
-        bus_state = port.state_text()
+        bus_state = port.state_text() + ("" if plant is None else f" | {plant.status_text()}")
     log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
              stats.skipped, built.counters_text(), bus_state)
     return 0
