@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import socket
+import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -107,3 +109,20 @@ def test_a_run_with_a_duration_ends_with_the_answer_that_reaches_it(start: Calla
     assert done.returncode == 0, done.stderr
     assert cosim.wait() == 0
     assert "cosim ended: the run reached its --duration, 100 ticks" in cosim.log
+
+
+@pytest.mark.slow
+def test_a_broken_datagram_to_the_process_is_answered_and_logged_without_a_traceback(
+        start: Callable[..., Node]) -> None:
+    cosim = start("cosim", "--listen", "127.0.0.1:0", "--peer-timeout", "1")
+    port = int(cosim.wait_for(r"listening on udp 127\.0\.0\.1:(\d+)")[1])
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(HANG_S)
+        sock.sendto(b"\x00" * 7, ("127.0.0.1", port))
+        refused = sock.recv(65535)
+        sock.sendto(struct.pack("<6d", 1.0, 1.0, 5.0, 0.0, 10.0, float("nan")), ("127.0.0.1", port))
+        answer = sock.recv(65535)
+    assert struct.unpack_from("<4d", refused)[2] == -1.0 and b"shorter than the 32-byte header" in refused
+    assert struct.unpack_from("<4d", answer)[2:] == (5.0, 4.0)
+    assert cosim.wait() == 0
+    assert "refused: datagram of 7 bytes is shorter" in cosim.log and "Traceback" not in cosim.log

@@ -14,6 +14,7 @@ however the peer splits the run into steps.
 from __future__ import annotations
 
 import math
+from collections import deque
 from contextlib import ExitStack
 from types import TracebackType
 
@@ -56,7 +57,7 @@ class _PeerNode:
         self._recv = port.recv
         self._app = app
         self.app_payload: bytes | None = None
-        self.frames: list[tuple[int, can.Message]] = []
+        self.frames: deque[tuple[int, can.Message]] = deque()
         #: (offset in the step, frame) of every frame the ECU sent in the step
         self.received: list[tuple[int, can.Message]] = []
         self.offset = 0
@@ -73,7 +74,7 @@ class _PeerNode:
     def tick(self, deadline: float, transmit: bool) -> None:
         frames, offset = self.frames, self.offset
         while frames and frames[0][0] == offset:
-            self._send(frames.pop(0)[1])
+            self._send(frames.popleft()[1])
         if self.app_payload is not None:
             app = self._app
             self._send(new_frame(app.frame_id, self.app_payload, app.is_extended_id))
@@ -156,7 +157,7 @@ class Stepper:
         peer.app_payload = None if math.isnan(app_pct) else self.profile.app.encode(app_pct)
         self.road.override = None if math.isnan(grade_pct) else grade_pct
         peer.offset = 0
-        peer.frames = [(f.offset, _message(f)) for f in sorted(frames or (), key=lambda f: f.offset)]
+        peer.frames = deque((f.offset, _message(f)) for f in sorted(frames or (), key=lambda f: f.offset))
         received = peer.received
         received.clear()
         self._loop.run(n)
