@@ -19,6 +19,7 @@ import sys
 
 from ecu_sim.cli import common
 from ecu_sim.errors import ConfigError, EcuSimError
+from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.runtime.ticks import ticks_in
 
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--peer-timeout must be > 0 s (got {args.peer_timeout:g})")
     host, port = parse_address(args.listen, "--listen")
     schedule = FaultSchedule.load(tuple(args.fault), None, None) if args.fault else None
+    if schedule is not None:
+        injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0][0]
         sock = socket.socket(family, socket.SOCK_DGRAM)
