@@ -43,13 +43,16 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
         log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
                     "not act", fault, fault.start_s, settings.run.duration_s)
     options = bus_options.resolve_bus_options(args, settings.bus)
+    plant_at = None
+    if settings.run.plant is not None and kind is NodeKind.ECU:
+        plant_at = parse_plant(settings.run.plant, settings.origins.get("run.plant", "given"))
     with ExitStack() as stack:
         port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
         recorder = _recorder(stack, kind, settings, profile, route, schedule)
-        plant = _plant(stack, kind, settings)
+        plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant)
         if recorder is not None:
@@ -82,12 +85,9 @@ def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stat
     ])
 
 
-def _plant(stack: ExitStack, kind: NodeKind, settings: Settings) -> UdpPlant | None:
+def _plant(stack: ExitStack, address: tuple[str, int], settings: Settings) -> UdpPlant:
     """``--plant udp:HOST:PORT``: the ECU's truck and road are another program's (ecu_sim.cosim)."""
     run = settings.run
-    if run.plant is None or kind is not NodeKind.ECU:
-        return None
-    address = parse_plant(run.plant, settings.origins.get("run.plant", "given"))
     period = run.resolved_period_s
     plant = UdpPlant(address, period, hold_ticks(run.input_timeout_s(run.app_timeout_s), period),
                      run.initial_speed_kph)
