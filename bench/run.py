@@ -12,6 +12,8 @@ Phases (see docs/performance.md for the method and how to read the results):
    (port C); the time to the first speed frame that reflects each step.
 4. ``throughput``: virtual-time ticks per second of ``ecu-sim simulate`` and of ECU + CCM on
    the in-process link and on python-can's ``virtual`` bus.
+5. ``cosim``: ``ecu-sim cosim`` stepped over loopback UDP with one and a hundred ticks a request,
+   beside the same ECU in process (bench/cosim.py).
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ class Options:
     latency_s: float = 12.0
     startup_runs: int = 4
     throughput_repeats: int = 3
-    phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "latency", "throughput")
+    phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "latency", "throughput",
+                               "cosim")
     out: Path = REPO / "out" / "bench"
     figure: bool = True
     port_base: int = 0
@@ -458,6 +461,12 @@ class Bench:
         if "throughput" in phases:
             self.say("throughput: virtual time")
             self.throughput()
+        if "cosim" in phases:
+            from bench import cosim
+
+            self.say("cosim: ecu-sim cosim over loopback UDP, n = 1 and n = 100, beside simulate")
+            self.result["cosim"] = cosim.measure(quick=self.o.throughput_repeats == 1)
+            self.say("cosim:\n" + cosim.text(self.result["cosim"]))
         self.result["environment"]["loadavg_end"] = os.getloadavg()
         from bench import report
 

@@ -19,6 +19,8 @@ ALLOWED = {
     "codec": {"j1939"},
     "faults": {"codec", "runtime", "bus"},
     "settings": {"faults", "runtime", "vehicle", "control"},
+    "fmi": {"vehicle"},
+    "cosim": {"bus", "codec", "faults", "nodes", "runtime", "settings", "vehicle", "control"},
 }
 
 

@@ -12,8 +12,8 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
 from ecu_sim.nodes.input import InputNode
-from ecu_sim.vehicle.model import TruckModel, TruckState
-from ecu_sim.vehicle.route import GradeSchedule
+from ecu_sim.nodes.plant import Plant, Road
+from ecu_sim.vehicle.model import TruckState
 
 
 class Ecu(InputNode):
@@ -22,8 +22,8 @@ class Ecu(InputNode):
         port: Port,
         profile: Profile,
         output: Output,
-        truck: TruckModel,
-        route: GradeSchedule,
+        truck: Plant,
+        route: Road,
         initial_speed_kph: float,
         dt_s: float,
         hold_ticks: int,

@@ -25,10 +25,10 @@ from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import FaultSchedule, describe
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.plant import Plant, Road
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.model import TruckModel
-from ecu_sim.vehicle.route import GradeSchedule
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +71,11 @@ def hold_ticks(timeout_s: float, period_s: float) -> int:
 
 
 def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings, *,
-               route: GradeSchedule | None = None, schedule: FaultSchedule | None = None,
-               tx_mode: str = "user", new_frame: FrameFactory = new_message) -> Built:
-    """The node ``kind`` on ``port``; ``route`` is the road the ECU drives (the CCM has none)."""
+               route: Road | None = None, schedule: FaultSchedule | None = None,
+               tx_mode: str = "user", new_frame: FrameFactory = new_message,
+               plant: Plant | None = None) -> Built:
+    """The node ``kind`` on ``port``; ``route`` is the road the ECU drives (the CCM has none),
+    ``plant`` the truck it integrates (default: the built-in model of ``settings.truck``)."""
     run = settings.run
     period = run.resolved_period_s
     sends = kind.sends(profile)
@@ -88,7 +90,8 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     if kind is NodeKind.ECU:
         if route is None:
             raise ValueError("an ECU needs a route")
-        node: Ecu | Ccm = Ecu(port, profile, output, TruckModel(settings.truck), route,
+        truck = TruckModel(settings.truck) if plant is None else plant
+        node: Ecu | Ccm = Ecu(port, profile, output, truck, route,
                               run.initial_speed_kph, period,
                               hold_ticks(run.input_timeout_s(run.app_timeout_s), period),
                               settings.profile.app_source)

@@ -16,10 +16,11 @@ from contextlib import ExitStack, contextmanager
 from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
+from ecu_sim.cosim.plant import UdpPlant, parse_plant
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.recorder import Recorder, header
-from ecu_sim.nodes.factory import Built, NodeKind, build_node
+from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
@@ -42,38 +43,57 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
         log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
                     "not act", fault, fault.start_s, settings.run.duration_s)
     options = bus_options.resolve_bus_options(args, settings.bus)
+    plant_at = None
+    if settings.run.plant is not None and kind is NodeKind.ECU:
+        plant_at = parse_plant(settings.run.plant, settings.origins.get("run.plant", "given"))
     with ExitStack() as stack:
         port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
         recorder = _recorder(stack, kind, settings, profile, route, schedule)
-        built = build_node(kind, port, profile, settings, route=route, schedule=schedule,
-                           tx_mode=settings.run.tx_mode)
+        plant = None if plant_at is None else _plant(stack, plant_at, settings)
+        built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
+                           schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant)
         if recorder is not None:
             port.add_listener(recorder)
         notifier = stack.enter_context(Notifier())
         stats = LoopStats()
-        loop = _loop(built, port, notifier, settings, stats, recorder)
+        loop = _loop(built, port, notifier, settings, stats, recorder, plant)
         if built.faults is not None:
             faults = built.faults
             stack.callback(lambda: faults.finish(built.node.tick_index))
         stack.enter_context(_stop_on_signals(loop))
         loop.run(_max_ticks(settings))
-        bus_state = port.state_text()
+        bus_state = port.state_text() + ("" if plant is None else f" | {plant.status_text()}")
     log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
              stats.skipped, built.counters_text(), bus_state)
     return 0
 
 
 def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stats: LoopStats,
-          recorder: Recorder | None) -> TickLoop:
+          recorder: Recorder | None, plant: UdpPlant | None) -> TickLoop:
     period = settings.run.resolved_period_s
+
+    def line() -> str:
+        text = f"{built.status_line()} | late {stats.late} | {port.state_text()}"
+        return text if plant is None else f"{text} | {plant.status_text()}"
+
     return TickLoop(MonotonicClock(period), period, [built.node], stats=stats, observers=[
-        StatusReporter(lambda: f"{built.status_line()} | late {stats.late} | {port.state_text()}",
-                       notifier, period, settings.run.status_interval_s),
+        StatusReporter(line, notifier, period, settings.run.status_interval_s),
         *([recorder] if recorder is not None else []),
     ])
+
+
+def _plant(stack: ExitStack, address: tuple[str, int], settings: Settings) -> UdpPlant:
+    """``--plant udp:HOST:PORT``: the ECU's truck and road are another program's (ecu_sim.cosim)."""
+    run = settings.run
+    period = run.resolved_period_s
+    plant = UdpPlant(address, period, hold_ticks(run.input_timeout_s(run.app_timeout_s), period),
+                     run.initial_speed_kph)
+    stack.callback(plant.close)
+    log.info("plant: the truck at udp %s:%d, stepped once a tick", *address)
+    return plant
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,

@@ -54,6 +54,8 @@ class RunSettings:
     status_interval_s: float = 1.0
     log_level: str = "info"
     tx_mode: str = "auto"
+    #: ``udp:HOST:PORT``: the ECU steps this external truck instead of its own model (ecu_sim.cosim.plant)
+    plant: str | None = None
 
     @property
     def resolved_period_s(self) -> float:

@@ -1,0 +1,100 @@
+"""Co-simulation: the ECU in virtual time, stepped over UDP by a peer (Simulink, CARLA, a test rig).
+
+Each request says how many ticks to run and carries the peer's inputs (and, in the CAN encoding,
+its CAN frames); the answer carries the outputs at the last tick (and the ECU's frames). The
+byte layouts are in docs/cosim.md; --contract prints the order of the values.
+Examples:
+  ecu-sim cosim --contract csv                # what each double of a datagram means
+  ecu-sim cosim --listen 127.0.0.1:47000 --grade 0
+  python3 examples/cosim_pi_peer.py --connect 127.0.0.1:47000
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+import sys
+
+from ecu_sim.cli import common
+from ecu_sim.errors import ConfigError, EcuSimError
+from ecu_sim.faults import injector
+from ecu_sim.faults.spec import FaultSchedule
+from ecu_sim.runtime.ticks import ticks_in
+
+log = logging.getLogger("ecu_sim")
+
+DEFAULT_LISTEN = "127.0.0.1:47000"
+DEFAULT_PEER_TIMEOUT_S = 10.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    common.add_common(parser, sources=("app",), tx_mode=False)
+    common.add_ecu_options(parser)
+    common.timeout_options(parser, "app")
+    group = parser.add_argument_group("co-simulation")
+    group.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
+                       help=f"UDP address to answer on (default {DEFAULT_LISTEN}; port 0: any free one, "
+                            "logged)")
+    group.add_argument("--peer-timeout", type=float, default=DEFAULT_PEER_TIMEOUT_S, metavar="S",
+                       help="end the run when the peer sends nothing for S seconds after its first "
+                            f"request (default {DEFAULT_PEER_TIMEOUT_S:g})")
+    group.add_argument("--contract", choices=("csv", "json"), metavar="csv|json",
+                       help="print what each double of a request and an answer means, and exit")
+    group.add_argument("--fault", action="append", default=[], metavar="SPEC",
+                       help="a fault in what the ECU sends, as for 'ecu-sim run' (repeatable)")
+
+
+def parse_address(text: str, option: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` for IPv6) as a socket address; ConfigError names the option."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"{option} {text!r}: expected HOST:PORT, e.g. 127.0.0.1:47000")
+    return host, int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ecu_sim.cosim.server import CosimServer
+    from ecu_sim.cosim.stepper import Stepper
+    from ecu_sim.runs.prepare import load_route, prepare
+
+    settings, profile = prepare(common.settings(args))
+    if args.contract is not None:
+        from ecu_sim.cosim.contract import contract
+
+        spec = contract(profile)
+        sys.stdout.write(spec.as_csv() if args.contract == "csv" else spec.as_json())
+        return 0
+    if not args.peer_timeout > 0:
+        raise ConfigError(f"--peer-timeout must be > 0 s (got {args.peer_timeout:g})")
+    host, port = parse_address(args.listen, "--listen")
+    schedule = FaultSchedule.load(tuple(args.fault), None, None) if args.fault else None
+    if schedule is not None:
+        injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_DGRAM)
+        sock.bind((host, port))
+    except OSError as exc:
+        raise EcuSimError(f"cannot listen on udp {args.listen}: {exc.strerror or exc}; choose another "
+                          "--listen address or port") from None
+    with sock, Stepper(settings, profile, load_route(settings), schedule) as stepper:
+        duration = settings.run.duration_s
+        server = CosimServer(sock, stepper, args.peer_timeout,
+                             None if duration is None else max(1, ticks_in(duration, stepper.period_s)))
+        bound = sock.getsockname()
+        log.info("cosim: listening on udp %s:%d, profile %s, period %g s, %d inputs, %d outputs",
+                 bound[0], bound[1], profile.name, stepper.period_s, len(stepper.contract.inputs),
+                 len(stepper.contract.outputs))
+        previous = {sig: signal.signal(sig, lambda signum, frame: server.stop())
+                    for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            why = server.serve()
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+        log.info("cosim ended: %s; %d ticks, %s | %s", why, stepper.next_tick, server.stats.text(),
+                 stepper.ecu.counters_text())
+    return 0

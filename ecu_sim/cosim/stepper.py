@@ -1,0 +1,197 @@
+"""The ECU advanced by a peer: exactly n ticks of virtual time per request, the peer's inputs on its bus.
+
+This is the node a board runs, built by :func:`ecu_sim.nodes.factory.build_node` on an in-process
+bus of one virtual clock, as ``simulate`` builds it; the peer takes the place of the driver. Its
+node runs first in every tick: the frames it puts on the bus at a tick (APP from the fixed-format
+input, CAN frames of the request) are what the ECU drains right before its own tick. A constant
+APP therefore gives the very speed trace of ``simulate --app``, and a controller answering each
+tick's speed with the next request's APP closes the loop with the CCM's one-tick delay.
+
+Nothing here reads a clock or a socket: the same requests give the same answers, bit for bit,
+however the peer splits the run into steps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from contextlib import ExitStack
+from types import TracebackType
+
+import can
+from cantools.database.can import Message, Signal
+
+from ecu_sim.bus.inprocess import InProcessLink, new_frame
+from ecu_sim.bus.port import Port
+from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import Invalid, RoleCodec
+from ecu_sim.cosim.contract import Contract, contract
+from ecu_sim.cosim.protocol import Frame
+from ecu_sim.faults.spec import FaultSchedule
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.nodes.plant import Road
+from ecu_sim.runtime.clock import VirtualClock
+from ecu_sim.runtime.loop import TickLoop
+from ecu_sim.settings.model import Settings
+
+
+class PeerRoad:
+    """The ECU's route, unless the peer gives a grade: then that grade, wherever the truck is."""
+
+    def __init__(self, route: Road) -> None:
+        self._route = route
+        self.override: float | None = None
+
+    def grade_at(self, distance_m: float) -> float:
+        override = self.override
+        return self._route.grade_at(distance_m) if override is None else override
+
+
+class _PeerNode:
+    """The peer on the ECU's bus: each tick it hears what was sent in the tick before, then sends
+    the step's APP and the frames due at the tick."""
+
+    def __init__(self, port: Port, app: RoleCodec) -> None:
+        self._send = port.send
+        self._recv = port.recv
+        self._app = app
+        self.app_payload: bytes | None = None
+        self.frames: deque[tuple[int, can.Message]] = deque()
+        #: (offset in the step, frame) of every frame the ECU sent in the step
+        self.received: list[tuple[int, can.Message]] = []
+        self.offset = 0
+
+    def poll(self, timeout_s: float) -> None:
+        """The peer's frames come with its requests, not from a wait on the bus."""
+
+    def drain(self) -> None:
+        """The ECU ticks after the peer, so what arrives now was sent in the previous tick."""
+        recv, received, offset = self._recv, self.received, self.offset - 1
+        while (msg := recv(0.0)) is not None:
+            received.append((offset, msg))
+
+    def tick(self, deadline: float, transmit: bool) -> None:
+        frames, offset = self.frames, self.offset
+        while frames and frames[0][0] == offset:
+            self._send(frames.popleft()[1])
+        if self.app_payload is not None:
+            app = self._app
+            self._send(new_frame(app.frame_id, self.app_payload, app.is_extended_id))
+        self.offset = offset + 1
+
+
+class _Decoder:
+    """One signal of a sent message as a double: NaN when it says not available or was never sent.
+
+    The role codec reads J1939's not-available and error ranges; a signal it cannot serve
+    (a float or multiplexed one) is decoded by cantools as the DBC describes it.
+    """
+
+    def __init__(self, message: Message, signal: Signal) -> None:
+        self._message = message
+        self._name = signal.name
+        try:
+            self._codec: RoleCodec | None = RoleCodec(message, signal,
+                                                      is_j1939=message.protocol == "j1939")
+        except ValueError:
+            self._codec = None
+
+    def value(self, data: bytes | bytearray | None) -> float:
+        if data is None:
+            return math.nan
+        if self._codec is not None:
+            value = self._codec.decode(data)
+            return math.nan if isinstance(value, Invalid) else value
+        try:
+            decoded = self._message.decode(bytes(data), decode_choices=False, allow_truncated=True)
+        except Exception:  # cantools raises several types for a payload it cannot read
+            return math.nan
+        number = decoded.get(self._name) if isinstance(decoded, dict) else None
+        return float(number) if isinstance(number, int | float) else math.nan
+
+
+class Stepper:
+    """An ECU on a private bus that runs exactly the ticks it is asked for; closing it closes the bus."""
+
+    def __init__(self, settings: Settings, profile: Profile, route: Road,
+                 schedule: FaultSchedule | None = None) -> None:
+        self.settings = settings
+        self.profile = profile
+        self.contract: Contract = contract(profile)
+        self.period_s = settings.run.resolved_period_s
+        clock = VirtualClock()
+        link = InProcessLink(clock, "cosim")
+        self.road = PeerRoad(route)
+        self._stack = ExitStack()
+        with self._stack:
+            peer_port = self._stack.enter_context(Port(link.bus(), []))
+            ecu_port = self._stack.enter_context(Port(link.bus(), [profile.speed.frame_id]))
+            node = build_node(NodeKind.ECU, ecu_port, profile, settings, route=self.road,
+                              schedule=schedule, new_frame=new_frame).node
+            assert isinstance(node, Ecu)
+            self._stack = self._stack.pop_all()
+        self.ecu = node
+        self._peer = _PeerNode(peer_port, profile.app)
+        self._loop = TickLoop(clock, self.period_s, [self._peer, node])
+        self._signals = _signal_decoders(self.contract)
+        self._last: dict[tuple[int, bool], bytes | bytearray] = {}
+
+    def __enter__(self) -> Stepper:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self._stack.close()
+
+    @property
+    def next_tick(self) -> int:
+        return self.ecu.tick_index
+
+    def step(self, n: int, inputs: tuple[float, ...], frames: tuple[Frame, ...] | None = None
+             ) -> tuple[tuple[float, ...], tuple[Frame, ...] | None]:
+        """Run ticks ``next_tick .. next_tick + n - 1``: the outputs at the last, and with ``frames``
+        (the CAN encoding; None in the fixed format) the ECU's frames of the step."""
+        app_pct, grade_pct = inputs
+        peer = self._peer
+        peer.app_payload = None if math.isnan(app_pct) else self.profile.app.encode(app_pct)
+        self.road.override = None if math.isnan(grade_pct) else grade_pct
+        peer.offset = 0
+        peer.frames = deque((f.offset, _message(f)) for f in sorted(frames or (), key=lambda f: f.offset))
+        received = peer.received
+        received.clear()
+        self._loop.run(n)
+        peer.drain()  # the last tick's frames
+        last = self._last
+        for _, msg in received:
+            last[(msg.arbitration_id, msg.is_extended_id)] = msg.data
+        sent = None if frames is None else tuple(_frame(offset, msg) for offset, msg in received)
+        return self._outputs(), sent
+
+    def _outputs(self) -> tuple[float, ...]:
+        ecu = self.ecu
+        tick = ecu.tick_index - 1
+        state = ecu.state
+        values = [tick * self.period_s, state.speed_kph, state.distance_m, ecu.grade_pct, ecu.app_pct,
+                  1.0 if ecu.app_missing else 0.0]
+        for key, decoders in self._signals:
+            data = self._last.get(key)
+            values.extend(decoder.value(data) for decoder in decoders)
+        return tuple(values)
+
+
+def _signal_decoders(spec: Contract) -> list[tuple[tuple[int, bool], list[_Decoder]]]:
+    return [((m.frame_id, m.is_extended_frame), [_Decoder(m, s) for s in m.signals])
+            for m in spec.messages]
+
+
+def _message(frame: Frame) -> can.Message:
+    return can.Message(arbitration_id=frame.arbitration_id, data=frame.data,
+                       is_extended_id=frame.is_extended_id, is_remote_frame=frame.is_remote_frame,
+                       is_fd=frame.is_fd, bitrate_switch=frame.bitrate_switch,
+                       error_state_indicator=frame.error_state_indicator, check=False)
+
+
+def _frame(offset: int, msg: can.Message) -> Frame:
+    return Frame(msg.arbitration_id, bytes(msg.data), offset, msg.is_extended_id, msg.is_remote_frame,
+                 msg.is_fd, msg.bitrate_switch, msg.error_state_indicator)

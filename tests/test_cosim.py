@@ -1,0 +1,192 @@
+"""ecu-sim stepped by a peer: exactly n ticks a request, the same answers however the run is split."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import struct
+
+import pytest
+
+from ecu_sim.control import pi
+from ecu_sim.cosim import protocol
+from ecu_sim.cosim.protocol import ErrorCode, Frame
+from ecu_sim.runs.prepare import prepare
+from ecu_sim.runs.simulation import Driver, Simulation
+from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings
+from tests.cosim_peer import NAN, served
+
+FLAT = Settings(run=RunSettings(grade_pct=0.0, initial_speed_kph=0.0))
+ROUTE = Settings()
+SPEED, DISTANCE, GRADE, APP, MISSING, WIRE = 1, 2, 3, 4, 5, 6
+
+
+def split(total: int, n: int) -> list[int]:
+    return [n] * (total // n) + ([total % n] if total % n else [])
+
+
+@pytest.mark.parametrize("n", [7, 1000])
+def test_the_same_requests_give_bit_identical_answers_however_the_run_is_split(n: int) -> None:
+    with served(ROUTE) as (peer, _):
+        one_by_one = [peer.step(1, app=60.0) for _ in range(1000)]
+    with served(ROUTE) as (peer, _):
+        answers = [peer.step(k, app=60.0) for k in split(1000, n)]
+    assert answers[-1].tick == one_by_one[-1].tick == 999
+    assert struct.pack("<7d", *answers[-1].values) == struct.pack("<7d", *one_by_one[-1].values)
+    ends = [sum(split(1000, n)[:i + 1]) - 1 for i in range(len(answers))]
+    for end, answer in zip(ends, answers, strict=True):
+        assert answer.values == one_by_one[end].values
+
+
+def test_the_can_encoding_returns_every_frame_of_the_step_at_its_tick_whatever_the_split() -> None:
+    with served(ROUTE) as (peer, _):
+        singles = [peer.step(1, app=30.0, frames=()).frames for _ in range(70)]
+    with served(ROUTE) as (peer, _):
+        sevens = [peer.step(7, app=30.0, frames=()).frames for _ in range(10)]
+    flat_singles = [(k, f.data) for k, frames in enumerate(singles) for f in frames or ()]
+    flat_sevens = [(7 * i + f.offset, f.data) for i, frames in enumerate(sevens) for f in frames or ()]
+    assert flat_singles == flat_sevens
+    assert [k for k, _ in flat_singles] == list(range(70))  # one speed frame a tick
+
+
+def test_a_constant_app_gives_the_speed_trace_of_simulate_with_that_app() -> None:
+    settings, profile = prepare(FLAT)
+    with Simulation(settings, Driver("pedal", 40.0), profile) as simulation:
+        expected = []
+        for _ in range(600):
+            simulation.loop.run(1)
+            expected.append(simulation.ecu.state.speed_kph)
+    with served(FLAT) as (peer, _):
+        got = [peer.step(1, app=40.0).values[SPEED] for _ in range(600)]
+    assert got == expected
+
+
+def test_a_pi_peer_on_the_bus_speed_gives_the_closed_loop_trace_of_simulate_with_the_ccm() -> None:
+    settings, profile = prepare(dataclasses.replace(ROUTE, run=RunSettings(initial_speed_kph=80.0)))
+    with Simulation(settings, Driver("ccm"), profile) as simulation:
+        expected = []
+        for _ in range(900):
+            simulation.loop.run(1)
+            expected.append(simulation.ecu.state.speed_kph)
+    got = []
+    state, app = pi.PiState(), NAN
+    with served(settings) as (peer, _):
+        for _ in range(900):
+            answer = peer.step(1, app=app)
+            got.append(answer.values[SPEED])
+            app, state = pi.step(settings.controller, state, settings.run.set_speed_kph,
+                                 answer.values[WIRE], settings.run.resolved_period_s)
+    assert got == expected
+
+
+def test_a_grade_from_the_peer_replaces_the_route() -> None:
+    with served(ROUTE) as (peer, _):
+        answer = peer.step(20, app=50.0, grade=3.5)
+    assert answer.values[GRADE] == 3.5
+
+
+def test_no_app_from_the_peer_means_the_truck_coasts() -> None:
+    with served(ROUTE) as (peer, _):
+        first = peer.step(1)
+        later = peer.step(50)
+    assert first.values[MISSING] == later.values[MISSING] == 1.0
+    assert later.values[SPEED] < first.values[SPEED]
+
+
+def test_app_frames_of_the_can_encoding_drive_the_ecu_as_a_pedal_on_its_bus() -> None:
+    _, profile = prepare(FLAT)
+    app_frame = profile.app.encode(40.0)
+    frames = tuple(Frame(profile.app.frame_id, app_frame, offset=k) for k in range(10))
+    with served(FLAT) as (by_frames, _):
+        framed = [by_frames.step(10, frames=frames) for _ in range(30)]
+    with served(FLAT) as (by_value, _):
+        valued = [by_value.step(10, app=40.0) for _ in range(30)]
+    assert [a.values for a in framed] == [a.values for a in valued]
+    assert framed[-1].values[MISSING] == 0.0
+
+
+def test_the_answer_carries_the_ecus_frames_as_they_were_on_the_bus() -> None:
+    _, profile = prepare(ROUTE)
+    with served(ROUTE) as (peer, _):
+        answer = peer.step(3, app=20.0, frames=())
+    assert answer.frames is not None
+    assert [(f.arbitration_id, f.offset, f.is_extended_id) for f in answer.frames] == [
+        (profile.speed.frame_id, k, True) for k in range(3)]
+    assert profile.speed.decode(answer.frames[-1].data) == answer.values[WIRE]
+
+
+def test_a_repeated_sequence_number_gets_the_same_answer_again_without_a_step() -> None:
+    with served(ROUTE) as (peer, server):
+        request = protocol.encode(protocol.Datagram(1, 5, 0, (50.0, NAN)))
+        first, again = peer.raw(request), peer.raw(request)
+        peer.seq = 1
+        after = peer.step(1, app=50.0)
+    assert again == first
+    assert after.tick == 5
+    assert server.stats.retries == 1 and server.stats.steps == 2
+
+
+def test_a_sequence_gap_still_steps_and_is_counted() -> None:
+    with served(ROUTE) as (peer, server):
+        peer.request(1, 1, 10.0)
+        answer = peer.request(5, 1, 10.0)
+    assert not answer.is_error and answer.tick == 1
+    assert server.stats.gaps == 1
+
+
+def test_an_older_sequence_number_is_refused_as_stale_and_nothing_advances() -> None:
+    with served(ROUTE) as (peer, _):
+        peer.request(5, 1, 10.0)
+        stale = peer.request(4, 1, 10.0)
+        after = peer.request(6, 1, 10.0)
+    assert stale.n == -ErrorCode.STALE and "older than the last one answered, 5" in stale.message
+    assert after.tick == 1
+
+
+@pytest.mark.parametrize(("data", "code", "words"), [
+    (b"hello", ErrorCode.MALFORMED, "shorter than the 32-byte header"),
+    (struct.pack("<6d", 3.0, 1.0, 1.0, 0.0, 0.0, 0.0), ErrorCode.VERSION, "version 3"),
+    (struct.pack("<5d", 1.0, 1.0, 1.0, 0.0, 0.0), ErrorCode.MALFORMED, "too short"),
+    (struct.pack("<6d", 1.0, 1.0, 0.0, 0.0, 0.0, 0.0), ErrorCode.MALFORMED, "at least one tick"),
+    (struct.pack("<6d", 1.0, 1.0, 1.0, 0.0, 150.0, 0.0), ErrorCode.MALFORMED, "app_pct = 150.0"),
+])
+def test_a_broken_request_gets_an_error_answer_and_the_run_goes_on(data: bytes, code: int,
+                                                                    words: str) -> None:
+    with served(ROUTE) as (peer, server):
+        refused = protocol.decode(peer.raw(data), 7)
+        answer = peer.step(1, app=10.0)
+    assert refused.n == -code and words in refused.message
+    assert answer.tick == 0 and server.stats.errors == 1
+
+
+def test_a_frame_outside_the_step_is_refused() -> None:
+    with served(ROUTE) as (peer, _):
+        answer = peer.request(1, 2, frames=(Frame(0x100, b"\x01", offset=2),))
+    assert answer.n == -ErrorCode.MALFORMED and "outside the step of 2 ticks" in answer.message
+
+
+def test_a_silent_peer_ends_the_run_after_the_peer_timeout() -> None:
+    with served(ROUTE, peer_timeout_s=0.3) as (peer, server):
+        peer.step(1, app=10.0)
+        why = server.serve()
+    assert "no request from the peer for 0.3 s" in why
+
+
+
+def test_a_step_past_the_duration_is_refused() -> None:
+    with served(ROUTE, max_ticks=10) as (peer, _):
+        refused = peer.request(1, 11, 10.0)
+    assert refused.n == -ErrorCode.TOO_LONG and "10 ticks are left" in refused.message
+
+
+def test_with_the_j1939_profile_every_signal_the_ecu_sends_is_an_output_nan_when_not_available() -> None:
+    j1939 = Settings(profile=ProfileSettings(name="j1939"))
+    _, profile = prepare(j1939)
+    with served(j1939) as (peer, _):
+        data = protocol.encode(protocol.Datagram(1, 3, 0, (20.0, NAN)))
+        answer = protocol.decode(peer.raw(data), None)
+    names = [s.name for s in profile.speed.message.signals]
+    values = dict(zip(names, answer.values[6:], strict=True))
+    on_the_wire = profile.speed.decode(profile.speed.encode(answer.values[SPEED]))
+    assert values["WheelBasedVehicleSpeed"] == on_the_wire
+    assert math.isnan(values["CruiseCtrlActive"])  # sent as all ones: not available
