@@ -60,3 +60,23 @@ def test_receive_filters_are_honoured_and_a_member_that_left_hears_nothing() -> 
     finally:
         a.shutdown()
         b.shutdown()
+
+
+def test_a_constant_pedal_keeps_nothing_queued_from_what_it_hears() -> None:
+    from ecu_sim.bus.port import Port
+    from ecu_sim.bus.transmit import Transmitter, new_message
+    from ecu_sim.codec.profile import Profile
+    from ecu_sim.nodes.pedal import ConstantPedal
+
+    app = Profile.load("amp").app
+    link = InProcessLink(VirtualClock(), "pedal")
+    speaker = link.bus()
+    with Port(link.bus(), [app.frame_id]) as port:
+        pedal = ConstantPedal(port, Transmitter(port, app.frame_id, app.is_extended_id, new_message),
+                              app, 30.0)
+        for tick in range(50):
+            speaker.send(can.Message(arbitration_id=0x18FEF125, data=bytes(8), is_extended_id=True))
+            pedal.drain()
+            pedal.tick(float(tick), transmit=True)
+        assert port.recv(0.0) is None
+    speaker.shutdown()

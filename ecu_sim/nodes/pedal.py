@@ -1,26 +1,31 @@
 """A driver holding the pedal still: one APP value, sent every tick through the codec.
 
 It stands in for the CCM in ``simulate --app``: a standing start or a constant-pedal run needs
-no controller, only the same frames a real pedal node would put on the bus.
+no controller, only the same frames a real pedal node would put on the bus. It still empties its
+port every tick: a member of a bus that never reads would queue every frame of the run.
 """
 
 from __future__ import annotations
 
+from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
 
 
 class ConstantPedal:
-    def __init__(self, output: Output, app: RoleCodec, app_pct: float) -> None:
+    def __init__(self, port: Port, output: Output, app: RoleCodec, app_pct: float) -> None:
+        self._port = port
         self._output = output
         self._payload = app.encode(app_pct)
         self._tick = 0
 
     def poll(self, timeout_s: float) -> None:
-        """The pedal listens to nothing."""
+        """The pedal waits for nothing."""
 
     def drain(self) -> None:
-        """The pedal listens to nothing."""
+        """Discards what arrived: the pedal acts on nothing it hears."""
+        while self._port.recv(0.0) is not None:
+            pass
 
     def tick(self, deadline: float, transmit: bool) -> None:
         if transmit:

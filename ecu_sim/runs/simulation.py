@@ -80,8 +80,9 @@ class Simulation:
             elif driver.kind == "pedal":
                 app = profile.app
                 pedal_port = port(app.frame_id)
-                nodes.append(ConstantPedal(Transmitter(pedal_port, app.frame_id, app.is_extended_id, frame),
-                                           app, driver.app_pct))
+                nodes.append(ConstantPedal(
+                    pedal_port, Transmitter(pedal_port, app.frame_id, app.is_extended_id, frame),
+                    app, driver.app_pct))
             self._stack = self._stack.pop_all()
         self.settings = settings
         observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
