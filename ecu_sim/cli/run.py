@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_ecu_options(parser)
     common.timeout_options(parser, "app")
     common.add_fault_and_record_options(parser)
+    common.add_stream_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
