@@ -3,6 +3,7 @@ that is not there changes nothing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 from collections.abc import Iterator
@@ -70,7 +71,8 @@ def decoded(frames: list[can.Message]) -> dict[str, dict[str, float]]:
             message = database.get_message_by_frame_id(msg.arbitration_id)
         except KeyError:
             continue
-        key = f"{message.name} PGN {pgn_of(msg.arbitration_id)} SA 0x{source_address_of(msg.arbitration_id):02X}"
+        ident = msg.arbitration_id
+        key = f"{message.name} PGN {pgn_of(ident)} SA 0x{source_address_of(ident):02X}"
         values = cantools.database.can.Message.decode(message, bytes(msg.data), decode_choices=False)
         assert isinstance(values, dict)
         found[key] = {name: float(value) for name, value in values.items()}  # type: ignore[arg-type]
@@ -108,7 +110,7 @@ def test_the_state_streamed_by_simulate_is_the_state_it_writes_to_its_csv(
         assert datagram["timestamp"] == pytest.approx(float(t))
         assert f"{state['speed_kph']:.6f},{state['app_pct']:.4f}" == f"{speed},{app}"
         assert f"{state['grade_pct']:.4f},{state['distance_m']:.3f}" == f"{grade},{distance}"
-    for before, after in zip(received, received[1:]):  # the CCM ticks after the ECU: one tick on
+    for before, after in itertools.pairwise(received):  # the CCM ticks after the ECU: one tick on
         assert before["ccm"]["tx"] == after["ecu"]["rx"] != {}
 
 
