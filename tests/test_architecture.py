@@ -19,6 +19,8 @@ ALLOWED = {
     "codec": {"j1939"},
     "faults": {"codec", "runtime", "bus"},
     "settings": {"faults", "runtime", "vehicle", "control"},
+    # reads a run's outputs (io/) and draws them; the replayed node's state comes from nodes/
+    "plot": {"io", "nodes", "faults"},
 }
 
 
