@@ -60,7 +60,8 @@ class Options:
     latency_s: float = 12.0
     startup_runs: int = 4
     throughput_repeats: int = 3
-    phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "latency", "throughput")
+    phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "latency", "throughput",
+                               "viewers")
     out: Path = REPO / "out" / "bench"
     figure: bool = True
     port_base: int = 0
@@ -458,6 +459,12 @@ class Bench:
         if "throughput" in phases:
             self.say("throughput: virtual time")
             self.throughput()
+        if "viewers" in phases:
+            self.say("viewers: CPU per tick without and with --stream, --record .log and .mcap")
+            seconds = "5" if self.o.quiet_s < 10 else "33"
+            done = subprocess.run([sys.executable, "-m", "bench.viewers", "--seconds", seconds], cwd=REPO,
+                                  env=child_env(), capture_output=True, text=True, check=True)
+            self.result["viewers"] = json.loads(done.stdout)
         self.result["environment"]["loadavg_end"] = os.getloadavg()
         from bench import report
 
