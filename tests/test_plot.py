@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import can
@@ -14,7 +15,7 @@ from mcap.reader import make_reader
 
 from ecu_sim.codec.profile import Profile
 from ecu_sim.plot.figure import draw
-from ecu_sim.plot.series import load_series
+from ecu_sim.plot.series import load_series, merge
 from tests.busclock import Peer, peer
 from tests.conftest import Cli
 from tests.test_replay import record
@@ -138,3 +139,20 @@ def test_distance_on_a_ccm_recording_exits_2(cli_main: Cli, peer: Peer, tmp_path
     assert cli_main("ccm", *peer.args, "--duration", "1", "--record", str(path)).status == 0
     result = cli_main("plot", str(path), "-o", str(tmp_path / "out.png"), "--x", "distance")
     assert result.status == 2 and "--x distance needs the truck's distance" in result.err
+
+
+def test_a_second_file_adds_what_the_first_lacks_at_the_same_time(
+        cli_main: Cli, peer: Peer, tmp_path: Path) -> None:
+    csv, ccm = tmp_path / "run.csv", tmp_path / "ccm.mcap"
+    assert cli_main("simulate", "--duration", "2", "--out", str(csv)).status == 0
+    peer.role = "speed"
+    ran = cli_main("ccm", *peer.args, "--duration", "1", "--set-speed", "85", "--record", str(ccm))
+    assert ran.status == 0, ran.err
+    out = tmp_path / "both.png"
+    result = cli_main("plot", str(csv), str(ccm), "-o", str(out))
+    assert result.status == 0, result.err
+    figure = draw(merge(load_series(str(csv)), load_series(str(ccm))))
+    set_speed = ydata(figure, "set speed")
+    # the CCM ran for the first second (ticks 0..9) of the simulation's two
+    assert set_speed[:10] == [85.0] * 10 and all(math.isnan(v) for v in set_speed[10:])
+    assert ydata(figure, "speed") == [float(r.split(",")[1]) for r in csv.read_text().splitlines()[1:]]

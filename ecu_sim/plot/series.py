@@ -15,6 +15,7 @@ the overdue ticks the loop ran without sending (a journal keeps no other timing)
 
 from __future__ import annotations
 
+import bisect
 import csv
 import logging
 import math
@@ -48,6 +49,8 @@ class Series:
     #: (start, end or None for the end of the run, text) of each scheduled fault
     faults: list[tuple[float, float | None, str]] = field(default_factory=list)
     late_t_s: list[float] = field(default_factory=list)
+    #: the wall-clock time of each tick, where the input has it (an MCAP recording of a real run)
+    wall_s: list[float] = field(default_factory=list)
 
     def add(self, t_s: float, row: Mapping[str, float]) -> None:
         """One tick; a series missing from this tick but present in others gets NaN (a gap)."""
@@ -58,6 +61,28 @@ class Series:
                 self.values.setdefault(name, [math.nan] * index).append(float(row[name]))
             elif name in self.values:
                 self.values[name].append(math.nan)
+
+
+def merge(main: Series, other: Series) -> Series:
+    """``main`` with the series only ``other`` has (the CCM's set speed beside the ECU's output).
+
+    Each of ``main``'s ticks takes ``other``'s newest value at or before it: by the wall clock
+    when both have it (two processes of one run), else by the time since each one's first tick.
+    Outside ``other``'s ticks there is nothing to take: a gap.
+    """
+    by_wall = bool(main.wall_s and other.wall_s)
+    mine, theirs = (main.wall_s, other.wall_s) if by_wall else (main.t_s, other.t_s)
+    last = theirs[-1] if theirs else -math.inf
+    picks = [bisect.bisect_right(theirs, t) - 1 if t <= last else -1 for t in mine]
+    for name, values in other.values.items():
+        if name not in main.values:
+            main.values[name] = [values[i] if i >= 0 else math.nan for i in picks]
+    shift = (other.wall_s[0] - other.t_s[0]) - (main.wall_s[0] - main.t_s[0]) if by_wall else 0.0
+    main.faults += [(start + shift, None if end is None else end + shift, text)
+                    for start, end, text in other.faults]
+    main.late_t_s = sorted(main.late_t_s + [t + shift for t in other.late_t_s])
+    main.source += f" + {other.source}"
+    return main
 
 
 def load_series(path: str, dbc: str | None = None) -> Series:
@@ -113,6 +138,7 @@ def from_mcap(path: str) -> Series:
         for node in ("ccm", "ecu"):  # the ECU's own speed wins over the speed the CCM received
             state.update(tick.get(node, {}).get("state", {}))
         series.add(float(loop["t_s"]), state)
+        series.wall_s.append(float(tick["timestamp"]))
         if loop["late"]:
             series.late_t_s.append(float(loop["t_s"]))
     if not series.t_s:
