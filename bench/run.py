@@ -461,7 +461,7 @@ class Bench:
             self.throughput()
         if "viewers" in phases:
             self.say("viewers: CPU per tick without and with --stream, --record .log and .mcap")
-            span = "5" if self.o.quiet_s < 10 else "33"
+            span = "5" if self.o.quiet_s < 10 else "13"
             done = subprocess.run([sys.executable, "-m", "bench.viewers", "--seconds", span], cwd=REPO,
                                   env=child_env(), capture_output=True, text=True, check=True)
             self.result["viewers"] = json.loads(done.stdout)
