@@ -156,3 +156,14 @@ def test_a_second_file_adds_what_the_first_lacks_at_the_same_time(
     # the CCM ran for the first second (ticks 0..9) of the simulation's two
     assert set_speed[:10] == [85.0] * 10 and all(math.isnan(v) for v in set_speed[10:])
     assert ydata(figure, "speed") == [float(r.split(",")[1]) for r in csv.read_text().splitlines()[1:]]
+
+
+def test_brake_gear_and_engine_speed_are_drawn_when_the_input_has_them(cli_main: Cli, tmp_path: Path) -> None:
+    csv = tmp_path / "run.csv"
+    rows = [(k / 10, 80 + k, 30.0, 5.0 * (k % 2), 0.5, k * 2.0, 6 + k % 3, 1400 + 10 * k) for k in range(12)]
+    csv.write_text("t_s,speed_kph,app_pct,brake_pct,grade_pct,distance_m,gear,engine_speed_rpm\n"
+                   + "".join(",".join(str(v) for v in row) + "\n" for row in rows))
+    figure = plotted(cli_main, csv)
+    columns = [list(map(float, column)) for column in zip(*rows, strict=True)]
+    assert ydata(figure, "brake") == columns[3]
+    assert (ydata(figure, "gear"), ydata(figure, "engine speed")) == (columns[6], columns[7])
