@@ -63,7 +63,8 @@ class Options:
     startup_runs: int = 4
     throughput_repeats: int = 3
     phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "latency", "throughput",
-                               "cosim")
+                               "cosim",
+                               "viewers")
     out: Path = REPO / "out" / "bench"
     figure: bool = True
     port_base: int = 0
@@ -467,6 +468,12 @@ class Bench:
             self.say("cosim: ecu-sim cosim over loopback UDP, n = 1 and n = 100, beside simulate")
             self.result["cosim"] = cosim.measure(quick=self.o.throughput_repeats == 1)
             self.say("cosim:\n" + cosim.text(self.result["cosim"]))
+        if "viewers" in phases:
+            self.say("viewers: CPU per tick without and with --stream, --record .log and .mcap")
+            span = "5" if self.o.quiet_s < 10 else "13"
+            done = subprocess.run([sys.executable, "-m", "bench.viewers", "--seconds", span], cwd=REPO,
+                                  env=child_env(), capture_output=True, text=True, check=True)
+            self.result["viewers"] = json.loads(done.stdout)
         self.result["environment"]["loadavg_end"] = os.getloadavg()
         from bench import report
 

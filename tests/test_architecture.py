@@ -21,6 +21,8 @@ ALLOWED = {
     "settings": {"faults", "runtime", "vehicle", "control"},
     "fmi": {"vehicle"},
     "cosim": {"bus", "codec", "faults", "nodes", "runtime", "settings", "vehicle", "control"},
+    # reads a run's outputs (io/) and draws them; the replayed node's state comes from nodes/
+    "plot": {"io", "nodes", "faults"},
 }
 
 

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "replay": "replay",
     "cosim": "cosim",
     "export-fmu": "export_fmu",
+    "plot": "plot",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command

@@ -21,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_ccm_options(parser)
     common.timeout_options(parser, "speed")
     common.add_fault_and_record_options(parser)
+    common.add_stream_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

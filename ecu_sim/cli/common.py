@@ -107,6 +107,15 @@ def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
     record = parser.add_argument_group("recording")
     add_option(record, "--record", key="record.file", metavar="FILE",
                help="write every frame received and sent to FILE (.log candump, .asc, .blf) and "
-                    "FILE.ticks, for analysis and `ecu-sim replay FILE`")
+                    "FILE.ticks, or to FILE.mcap with decoded signals and the journal inside, "
+                    "for analysis and `ecu-sim replay FILE`")
     add_option(record, "--record-max-bytes", key="record.max_bytes", type=int, metavar="N",
                help="start a new file when the recording reaches N bytes (default: one file)")
+
+
+def add_stream_option(parser: argparse.ArgumentParser) -> None:
+    """``--stream udp://HOST:PORT``: every tick as a JSON datagram to a live viewer."""
+    add_option(parser, "--stream", key="stream.target", metavar="udp://HOST:PORT",
+               help="send every tick (decoded signals by node, message, PGN and source address, "
+                    "model state, lateness, counters) as one JSON datagram, e.g. to PlotJuggler's "
+                    "UDP server; never blocks the loop")

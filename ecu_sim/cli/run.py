@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                metavar="udp:HOST:PORT",
                help="step an external truck (a simulator behind the fixed-format co-simulation "
                     "encoding, docs/cosim.md) every tick instead of the built-in model")
+    common.add_stream_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="FILE.csv",
                         help="write t_s,speed_kph,app_pct,grade_pct,distance_m, one row per tick "
                              "('-' for stdout)")
+    common.add_stream_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

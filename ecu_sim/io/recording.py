@@ -22,7 +22,7 @@ from can.io.blf import BLFParseError
 from ecu_sim.control.pi import PiParams
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault, FaultSchedule
-from ecu_sim.io import journal
+from ecu_sim.io import journal, mcap_format
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings
 from ecu_sim.vehicle.params import TruckParams
@@ -71,7 +71,8 @@ class Recording:
         for name in self.files:
             number = 0
             try:
-                with can.LogReader(name) as reader:
+                mcap = name.lower().endswith(mcap_format.SUFFIX)
+                with mcap_format.FrameReader(name) if mcap else can.LogReader(name) as reader:
                     for msg in reader:
                         number += 1
                         self.at = (name, number)
@@ -89,6 +90,11 @@ class Recording:
 
 def load(path: str) -> Recording:
     """Read the tick journal of the recording ``path``; ConfigError says what is wrong."""
+    if path.lower().endswith(mcap_format.SUFFIX):
+        if not os.path.isfile(path):
+            raise ConfigError(f"the recording {path} does not exist")
+        inside = mcap_format.read_journal(path)
+        return Recording(path, inside.head, inside.ticks, [path], inside.trailing)
     read = journal.read(journal.journal_path(path), path)
     folder = os.path.dirname(path)
     files = [os.path.join(folder, part) for part in read.parts] + [path]

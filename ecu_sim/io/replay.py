@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import can
@@ -34,10 +34,12 @@ from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import Inputs, VirtualClock
-from ecu_sim.runtime.loop import TickLoop
+from ecu_sim.runtime.loop import TickLoop, TickObserver
 
 
 @dataclass(frozen=True)
@@ -234,8 +236,13 @@ def _key(frames: Sequence[can.Message]) -> list[tuple[int, bool, bytes]]:
     return [(m.arbitration_id, m.is_extended_id, bytes(m.data)) for m in frames]
 
 
-def replay(path: str, dbc: str | None = None) -> ReplayResult:
-    """Replay the recording ``path`` and compare what the node sends with what it sent then."""
+def replay(path: str, dbc: str | None = None,
+           watch: Callable[[Ecu | Ccm], TickObserver] | None = None) -> ReplayResult:
+    """Replay the recording ``path`` and compare what the node sends with what it sent then.
+
+    ``watch(node)`` gives an observer of the replayed node's ticks: the state a recording does
+    not hold (the model's grade and distance), which a replay reproduces exactly.
+    """
     recording = load(path)
     settings, profile = prepare(settings_of(recording, dbc))
     kind = NodeKind(recording.kind)
@@ -247,7 +254,8 @@ def replay(path: str, dbc: str | None = None) -> ReplayResult:
         built = build_node(kind, port, profile, settings, route=recording.route() or load_route(settings),
                            schedule=recording.schedule())
         bus.feed(0)
-        TickLoop(clock, period, [built.node], observers=[bus]).run(max_ticks=len(recording.ticks))
+        observers: list[TickObserver] = [bus] if watch is None else [bus, watch(built.node)]
+        TickLoop(clock, period, [built.node], observers=observers).run(max_ticks=len(recording.ticks))
         bus.finish()
     return _compare(kind.value, recording, bus, period)
 

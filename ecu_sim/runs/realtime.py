@@ -12,6 +12,7 @@ import logging
 import signal
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from typing import Any
 
 from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
@@ -19,15 +20,18 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.cosim.plant import UdpPlant, parse_plant
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
+from ecu_sim.io.mcap_format import McapRecorder
 from ecu_sim.io.recorder import Recorder, header
+from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
+from ecu_sim.runs import viewers
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
-from ecu_sim.runtime.loop import LoopStats, TickLoop
+from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.service.notify import Notifier
-from ecu_sim.settings.model import Settings
+from ecu_sim.settings.model import MCAP_FORMAT, Settings
 from ecu_sim.vehicle.route import GradeSchedule
 
 log = logging.getLogger("ecu_sim")
@@ -51,15 +55,25 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
-        recorder = _recorder(stack, kind, settings, profile, route, schedule)
+        mcap = (settings.record.file or "").lower().endswith(MCAP_FORMAT)
+        recorder: Recorder | McapRecorder | None = (
+            None if mcap else _recorder(stack, kind, settings, profile, route, schedule))
         plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant)
+        stats = LoopStats()
+        view = _view(kind, built, profile, stats, settings) if mcap or settings.stream.target else None
+        if mcap and view is not None and settings.record.file is not None:
+            recorder = viewers.mcap_recorder(stack, settings.record.file,
+                                             _head(kind, settings, profile, route, schedule), profile, view)
+            log.info("recording every frame and the decoded signals to %s", settings.record.file)
         if recorder is not None:
             port.add_listener(recorder)
         notifier = stack.enter_context(Notifier())
-        stats = LoopStats()
-        loop = _loop(built, port, notifier, settings, stats, recorder, plant)
+        observers: list[TickObserver] = [] if recorder is None else [recorder]
+        if view is not None:
+            observers += viewers.stream(stack, settings.stream.target, lambda: view)
+        loop = _loop(built, port, notifier, settings, stats, observers, plant)
         if built.faults is not None:
             faults = built.faults
             stack.callback(lambda: faults.finish(built.node.tick_index))
@@ -72,7 +86,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
 
 
 def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stats: LoopStats,
-          recorder: Recorder | None, plant: UdpPlant | None) -> TickLoop:
+          observers: list[TickObserver], plant: UdpPlant | None) -> TickLoop:
     period = settings.run.resolved_period_s
 
     def line() -> str:
@@ -81,7 +95,7 @@ def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stat
 
     return TickLoop(MonotonicClock(period), period, [built.node], stats=stats, observers=[
         StatusReporter(line, notifier, period, settings.run.status_interval_s),
-        *([recorder] if recorder is not None else []),
+        *observers,
     ])
 
 
@@ -96,13 +110,24 @@ def _plant(stack: ExitStack, address: tuple[str, int], settings: Settings) -> Ud
     return plant
 
 
+def _view(kind: NodeKind, built: Built, profile: Profile, stats: LoopStats, settings: Settings) -> TickView:
+    return viewers.tick_view([(kind.value, built.node)], profile, stats, settings.run.resolved_period_s,
+                             viewers.wall_time)
+
+
+def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSchedule | None,
+          schedule: FaultSchedule) -> dict[str, Any]:
+    path = settings.record.file or ""
+    return header(kind.value, settings, profile, None if route is None else route.points, schedule, path)
+
+
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
               route: GradeSchedule | None, schedule: FaultSchedule) -> Recorder | None:
     """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io)."""
     path = settings.record.file
     if path is None:
         return None
-    head = header(kind.value, settings, profile, None if route is None else route.points, schedule, path)
+    head = _head(kind, settings, profile, route, schedule)
     recorder = stack.enter_context(Recorder(path, settings.record.max_bytes, head))
     log.info("recording every frame to %s", path)
     return recorder

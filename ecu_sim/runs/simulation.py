@@ -28,12 +28,14 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
 from ecu_sim.codec.profile import Profile
 from ecu_sim.io.trace import CsvTrace
+from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.pedal import ConstantPedal
+from ecu_sim.runs import viewers
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
-from ecu_sim.runtime.loop import Node, TickLoop, TickObserver
+from ecu_sim.runtime.loop import LoopStats, Node, TickLoop, TickObserver
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 
@@ -74,19 +76,27 @@ class Simulation:
         with self._stack:  # closes what was opened when building fails (e.g. a bad route file)
             self.ecu = self._ecu(port(profile.speed.frame_id), profile, settings, frame)
             nodes: list[Node] = [self.ecu]
+            watched: list[tuple[str, Ecu | Ccm]] = [("ecu", self.ecu)]
             if driver.kind == "ccm":
-                nodes.append(build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
-                                        new_frame=frame).node)
+                ccm = build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
+                                 new_frame=frame).node
+                nodes.append(ccm)
+                watched.append(("ccm", ccm))
             elif driver.kind == "pedal":
                 app = profile.app
                 pedal_port = port(app.frame_id)
                 nodes.append(ConstantPedal(
                     pedal_port, Transmitter(pedal_port, app.frame_id, app.is_extended_id, frame),
                     app, driver.app_pct))
+            stats = LoopStats()
+            period = settings.run.resolved_period_s
+            observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
+            # --stream: virtual time on the viewer's axis, so a simulated hour plots as an hour
+            observers += viewers.stream(self._stack, settings.stream.target, lambda: viewers.tick_view(
+                watched, profile, stats, period, lambda now: now))
             self._stack = self._stack.pop_all()
         self.settings = settings
-        observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
-        self.loop = TickLoop(clock, settings.run.resolved_period_s, nodes, observers)
+        self.loop = TickLoop(clock, period, nodes, observers, stats)
 
     @staticmethod
     def _ecu(port: Port, profile: Profile, settings: Settings, frame: FrameFactory) -> Ecu:

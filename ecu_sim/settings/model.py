@@ -23,6 +23,8 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 TX_MODES = ("auto", "kernel", "user")
 #: python-can writers whose files python-can reads back with every flag the nodes look at
 RECORD_FORMATS = (".log", ".asc", ".blf")
+#: MCAP: written by ecu_sim.io.mcap_format (the ``mcap`` extra), tick journal inside, one file
+MCAP_FORMAT = ".mcap"
 
 
 @dataclass(frozen=True)
@@ -123,12 +125,28 @@ class RecordSettings:
 
     def problems(self) -> list[str]:
         found = []
-        if self.file is not None and not self.file.lower().endswith(RECORD_FORMATS):
-            found.append(f"file must end in .log, .asc or .blf, the formats that replay reads back "
-                         f"(got {self.file!r})")
+        if self.file is not None and not self.file.lower().endswith((*RECORD_FORMATS, MCAP_FORMAT)):
+            found.append(f"file must end in .log, .asc, .blf or .mcap, the formats that replay reads "
+                         f"back (got {self.file!r})")
+        if self.file is not None and self.file.lower().endswith(MCAP_FORMAT) and self.max_bytes:
+            found.append("max_bytes cannot split an .mcap recording: one MCAP file holds the run and "
+                         "its tick journal; record to .log/.asc/.blf to rotate")
         if self.max_bytes < 0:
             found.append(f"max_bytes must be >= 0 (got {self.max_bytes})")
         return found
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """``--stream``: each tick as JSON to a live viewer (PlotJuggler's UDP server)."""
+
+    #: ``udp://HOST:PORT``; None: no stream
+    target: str | None = None
+
+    def problems(self) -> list[str]:
+        if self.target is not None and not self.target.startswith("udp://"):
+            return [f"target must be udp://HOST:PORT (got {self.target!r})"]
+        return []
 
 
 @dataclass(frozen=True)
@@ -139,6 +157,7 @@ class Settings:
     run: RunSettings = field(default_factory=RunSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     record: RecordSettings = field(default_factory=RecordSettings)
+    stream: StreamSettings = field(default_factory=StreamSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -154,6 +173,7 @@ SECTIONS: dict[str, type[Any]] = {
     "run": RunSettings,
     "faults": FaultSettings,
     "record": RecordSettings,
+    "stream": StreamSettings,
 }
 BUS_SECTION = "bus"
 

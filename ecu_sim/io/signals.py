@@ -1,0 +1,166 @@
+"""What a tick looked like, as named signals: the picture the live stream and the MCAP file share.
+
+A viewer (PlotJuggler, Foxglove) plots by name, and on a J1939 bus a name alone is ambiguous: the
+same message comes from several source addresses, with any priority. So every decoded frame is
+filed under its node, its direction and a key made of the DBC message's name, its PGN and its
+source address (``EEC2 PGN 61443 SA 0x26``), and each signal of the message is decoded by
+cantools from the DBC the run uses; no layout is written here.
+
+A :class:`NodeView` is a listener of one node's port: it keeps the newest received and sent
+frame of each key during a tick. A :class:`TickView` turns the views into one nested dictionary
+per tick, with the model state, the loop's timing and the counters, ready for ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import can
+from cantools.database.can import Database, Message
+
+from ecu_sim.bus.listener import Direction
+from ecu_sim.j1939.ids import pgn_of, source_address_of
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.runtime.loop import LATE_FRACTION, LoopStats
+
+#: a node's named numbers: its model state, or its counters
+Numbers = Callable[[], Mapping[str, float]]
+
+
+def _is_j1939(database: Database, message: Message) -> bool:
+    if message.protocol == "j1939":
+        return True
+    attribute = database.dbc.attributes.get("ProtocolType") if database.dbc is not None else None
+    return attribute is not None and str(attribute.value).upper() == "J1939"
+
+
+class FrameDecoder:
+    """Every message of the DBC by how it is matched: J1939 ones by PGN, the others by identifier."""
+
+    def __init__(self, database: Database) -> None:
+        self._by_pgn: dict[int, Message] = {}
+        self._by_id: dict[tuple[int, bool], Message] = {}
+        for message in database.messages:
+            if message.is_extended_frame and _is_j1939(database, message):
+                self._by_pgn[pgn_of(message.frame_id)] = message
+            self._by_id[(message.frame_id, message.is_extended_frame)] = message
+
+    def message(self, msg: can.Message) -> Message | None:
+        """The DBC message a frame is, or None for a frame the DBC does not describe."""
+        found = self._by_id.get((msg.arbitration_id, msg.is_extended_id))
+        if found is None and msg.is_extended_id:
+            found = self._by_pgn.get(pgn_of(msg.arbitration_id))
+        return found
+
+    def key(self, msg: can.Message, message: Message) -> str:
+        """``NAME PGN n SA 0xNN`` for a J1939 frame, ``NAME 0xID`` for any other."""
+        if msg.is_extended_id and pgn_of(message.frame_id) == pgn_of(msg.arbitration_id):
+            return (f"{message.name} PGN {pgn_of(msg.arbitration_id)} "
+                    f"SA 0x{source_address_of(msg.arbitration_id):02X}")
+        return f"{message.name} 0x{msg.arbitration_id:X}"
+
+    def decode(self, msg: can.Message) -> tuple[str, dict[str, float]] | None:
+        """The frame's key and its signals by name, scaled; None when the DBC cannot decode it."""
+        if msg.is_error_frame or msg.is_remote_frame:
+            return None
+        message = self.message(msg)
+        if message is None:
+            return None
+        try:
+            values = message.decode(bytes(msg.data), decode_choices=False, allow_truncated=True,
+                                    allow_excess=True)
+        except Exception:  # cantools raises many types for a frame that does not fit
+            return None
+        assert isinstance(values, dict)
+        return self.key(msg, message), {name: float(value) for name, value in values.items()
+                                        if isinstance(value, int | float) and math.isfinite(value)}
+
+
+class NodeView:
+    """A port listener that keeps one tick's newest frame of each key, received and sent."""
+
+    def __init__(self, name: str, decoder: FrameDecoder, state: Numbers, counters: Numbers) -> None:
+        self.name = name
+        self._decoder = decoder
+        self._state = state
+        self._counters = counters
+        self._frames: list[tuple[str, can.Message]] = []
+
+    def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        if direction is Direction.RECEIVED:
+            self._frames.append(("rx", msg))
+        elif direction is Direction.SENT:
+            self._frames.append(("tx", msg))
+
+    def take(self) -> dict[str, Any]:
+        """The tick's group of this node; the frames are forgotten, the next tick starts empty."""
+        group: dict[str, Any] = {"rx": {}, "tx": {}}
+        decode = self._decoder.decode
+        for way, msg in self._frames:
+            decoded = decode(msg)
+            if decoded is not None:
+                group[way][decoded[0]] = decoded[1]
+        self._frames.clear()
+        group["state"] = dict(self._state())
+        group["counters"] = dict(self._counters())
+        return group
+
+
+class TickView:
+    """One dictionary per tick: ``timestamp``, the loop's timing, and a group per node."""
+
+    def __init__(self, views: Sequence[NodeView], stats: LoopStats, period_s: float,
+                 timestamp: Callable[[float], float]) -> None:
+        """``timestamp(now)``: the time a viewer puts on its axis (wall time, or virtual time)."""
+        self.views = tuple(views)
+        self._stats = stats
+        self._period_s = period_s
+        self._timestamp = timestamp
+        self._start: float | None = None
+        self._last: tuple[int, dict[str, Any]] | None = None
+
+    def take(self, tick: int, now: float, transmitted: bool) -> dict[str, Any]:
+        """The tick's dictionary; asked again for the same tick (a stream and an MCAP file), the same."""
+        if self._last is not None and self._last[0] == tick:
+            return self._last[1]
+        if self._start is None:
+            self._start = now - tick * self._period_s
+        lateness = now - (self._start + tick * self._period_s)
+        stats = self._stats
+        snapshot: dict[str, Any] = {
+            "timestamp": self._timestamp(now),
+            "loop": {"tick": tick, "t_s": round(tick * self._period_s, 9),
+                     "lateness_ms": round(lateness * 1000.0, 3),
+                     "late": int(lateness > LATE_FRACTION * self._period_s), "transmitted": int(transmitted),
+                     "late_ticks": stats.late, "skipped_ticks": stats.skipped},
+        }
+        for view in self.views:
+            snapshot[view.name] = view.take()
+        self._last = (tick, snapshot)
+        return snapshot
+
+
+def node_state(node: Ecu | Ccm) -> Mapping[str, float]:
+    """What the model holds after a tick: the ECU's truck, or the CCM's controller."""
+    if isinstance(node, Ecu):
+        return {"speed_kph": node.state.speed_kph, "app_pct": node.app_pct,
+                "app_missing": float(node.app_missing), "grade_pct": node.grade_pct,
+                "distance_m": node.state.distance_m}
+    state = {"set_speed_kph": node.set_speed_kph, "app_pct": node.app_pct,
+             "cruise_active": float(node.cruise_active)}
+    if node.speed_kph is not None:
+        state["speed_kph"] = node.speed_kph
+    return state
+
+
+def node_counters(node: Ecu | Ccm) -> Mapping[str, float]:
+    """The node's counters as the status line shows them, by name."""
+    port = node.port.counters
+    counters: dict[str, float] = {"rx": port.rx, "tx": port.tx, "echo": port.echo,
+                                  "tx_errors": port.tx_errors, "tx_dropped": port.tx_dropped,
+                                  "invalid": node.invalid_total, "other": node.other,
+                                  "conflicts": node.source_conflicts, "overruns": node.overruns}
+    return counters
