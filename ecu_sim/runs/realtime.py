@@ -16,17 +16,19 @@ from contextlib import ExitStack, contextmanager
 from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
+from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.nodes.factory import Built, NodeKind, build_node
-from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
 from ecu_sim.runtime.loop import LoopStats, TickLoop
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.service.notify import Notifier
 from ecu_sim.settings.model import Settings
+from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule
 
 log = logging.getLogger("ecu_sim")
@@ -35,7 +37,10 @@ log = logging.getLogger("ecu_sim")
 def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
     settings, profile = prepare(settings)
-    route = load_route(settings) if kind is NodeKind.ECU else None
+    route = load_vehicle_route(settings) if kind is NodeKind.ECU else None
+    if isinstance(route, Road) and settings.record.file is not None:
+        raise ConfigError("--record replays the testbed vehicle only so far; record without "
+                          "--vehicle class6, or run class6 without --record")
     schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
     injector.check(schedule.faults, kind.sends(profile), settings.run.resolved_period_s)
     for fault in after_the_run(schedule.faults, settings.run.duration_s):
@@ -77,12 +82,13 @@ def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stat
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
-              route: GradeSchedule | None, schedule: FaultSchedule) -> Recorder | None:
+              route: GradeSchedule | Road | None, schedule: FaultSchedule) -> Recorder | None:
     """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io)."""
     path = settings.record.file
     if path is None:
         return None
-    head = header(kind.value, settings, profile, None if route is None else route.points, schedule, path)
+    points = route.points if isinstance(route, GradeSchedule) else None
+    head = header(kind.value, settings, profile, points, schedule, path)
     recorder = stack.enter_context(Recorder(path, settings.record.max_bytes, head))
     log.info("recording every frame to %s", path)
     return recorder

@@ -134,7 +134,8 @@ class Class6Model:
         speed = max(speed_kph, 0.0) / 3.6
         gear = 1
         ratios = self.params.gear_ratios
-        while gear < len(ratios) and speed * self._rpm_per_mps[gear] > self.params.schedule.down_rpm(50.0) + 200:
+        comfortable = self.params.schedule.down_rpm(50.0) + 200.0
+        while gear < len(ratios) and speed * self._rpm_per_mps[gear] > comfortable:
             gear += 1
         return Class6State(speed, 0.0, gear, gear, 0.0, 1e9, *self._readings(speed, gear, 0.0, False))
 

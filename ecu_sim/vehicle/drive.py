@@ -56,7 +56,8 @@ class TestbedVehicle:
     elevation_m = None
     brake_pct = None
 
-    def __init__(self, model: TruckModel, route: GradeSchedule, initial_speed_kph: float, dt_s: float) -> None:
+    def __init__(self, model: TruckModel, route: GradeSchedule, initial_speed_kph: float,
+                 dt_s: float) -> None:
         self.model = model
         self.route = route
         self.dt_s = dt_s

@@ -12,19 +12,20 @@ the governed speed the full-load curve has fallen to zero, so the governor is pa
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 
 class TorqueCurve:
     """A curve over engine speed, sampled evenly once; constant beyond its first and last point."""
 
-    __slots__ = ("_lo", "_inv", "_last", "_values")
+    __slots__ = ("_inv", "_last", "_lo", "_values")
 
     def __init__(self, points: Sequence[tuple[float, float]], step_rpm: float = 10.0) -> None:
         if len(points) < 2:
             raise ValueError("a torque curve needs at least two (rpm, N m) points")
         speeds = [p[0] for p in points]
-        if any(b <= a for a, b in zip(speeds, speeds[1:], strict=False)):
+        if any(b <= a for a, b in itertools.pairwise(speeds)):
             raise ValueError(f"torque curve speeds must strictly increase (got {speeds})")
         lo, hi = speeds[0], speeds[-1]
         count = int((hi - lo) / step_rpm) + 1
@@ -49,7 +50,7 @@ class TorqueCurve:
 def _interpolate(points: Sequence[tuple[float, float]], rpm: float) -> float:
     if rpm <= points[0][0]:
         return points[0][1]
-    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
         if rpm <= x1:
             return y0 + (rpm - x0) * (y1 - y0) / (x1 - x0)
     return points[-1][1]

@@ -19,6 +19,7 @@ the height stays continuous) or continues level at its last height (``extend``).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -26,7 +27,7 @@ ROUTE_ENDS = ("loop", "extend")
 
 
 class Road:
-    """Heights on an even grid; immutable once built. Build with :meth:`from_elevation` or :meth:`from_grades`."""
+    """Heights on an even grid, immutable; built by :meth:`from_elevation` or :meth:`from_grades`."""
 
     __slots__ = ("_heights", "_inv_step", "_last", "_length_m", "_loop", "_rise_m", "_step_m")
 
@@ -44,7 +45,7 @@ class Road:
     @classmethod
     def from_elevation(cls, points: Sequence[tuple[float, float]], *, step_m: float = 1.0,
                        smoothing_m: float = 0.0, loop: bool = True) -> Road:
-        """From (distance m, elevation m) points, distances from 0 strictly increasing (checked by the loader)."""
+        """From (distance m, elevation m) points; the loader checks distances start at 0 and increase."""
         length = points[-1][0]
         count = max(1, round(length / step_m))
         step = length / count
@@ -64,7 +65,7 @@ class Road:
         """From (distance m, grade %) points: each grade held to the next point, or linear between them."""
         elevation = [(points[0][0], 0.0)]
         height = 0.0
-        for (d0, g0), (d1, g1) in zip(points, points[1:], strict=False):
+        for (d0, g0), (d1, g1) in itertools.pairwise(points):
             if linear:
                 height += _rise(d1 - d0, g0, g1)
             else:
@@ -74,7 +75,7 @@ class Road:
             return cls.from_elevation(elevation, step_m=step_m, loop=loop)
         # Linear grade makes the height a parabola per segment: sample it, not its chords.
         fine: list[tuple[float, float]] = [elevation[0]]
-        for k, ((d0, g0), (d1, g1)) in enumerate(zip(points, points[1:], strict=False)):
+        for k, ((d0, g0), (d1, g1)) in enumerate(itertools.pairwise(points)):
             pieces = max(1, math.ceil((d1 - d0) / step_m))
             for i in range(1, pieces + 1):
                 x = (d1 - d0) * i / pieces

@@ -20,6 +20,7 @@ falls linearly from its stall value at speed ratio 0 to 1 at the coupling point.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 
@@ -30,7 +31,7 @@ class ShiftSchedule:
     up_rpm_at_0: float = 1600.0
     up_rpm_at_100: float = 2200.0
     down_rpm_at_0: float = 850.0
-    down_rpm_at_100: float = 1250.0
+    down_rpm_at_100: float = 1400.0
     margin_rpm: float = 100.0
     dwell_s: float = 2.0
     floor_rpm: float = 900.0
@@ -63,7 +64,7 @@ class ShiftSchedule:
         found = []
         if not self.down_rpm_at_0 < self.up_rpm_at_0 or not self.down_rpm_at_100 < self.up_rpm_at_100:
             found.append("the downshift line must lie below the upshift line at every APP")
-        steps = [a / b for a, b in zip(ratios, ratios[1:], strict=False)]
+        steps = [a / b for a, b in itertools.pairwise(ratios)]
         if any(step <= 1.0 for step in steps):
             found.append(f"gear ratios must strictly decrease from first to top gear (got {ratios})")
         elif self.floor_rpm * max(steps) >= self.up_rpm_at_0:
