@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: J1939 SPN 521, brake pedal position: the brake demand a class6 ECU receives and the CCM sends
 SPN_BRAKE_PEDAL_POSITION = 521
+#: J1939 SPNs 523 and 524, current and selected gear: the CCM holds its integral while they differ
+SPN_CURRENT_GEAR = 523
+SPN_SELECTED_GEAR = 524
 #: faults that leave a period without a frame
 WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
 
@@ -99,7 +102,7 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     else:
         node = Ccm(port, profile, output, settings.controller, run.set_speed_kph, period,
                    hold_ticks(run.input_timeout_s(run.speed_timeout_s), period),
-                   settings.profile.speed_source)
+                   settings.profile.speed_source, *_ccm_extras(port, profile, new_frame))
     return Built(node, transmitter, injector)
 
 
@@ -119,6 +122,17 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
                                 lambda m: Transmitter(port, m.frame_id, m.is_extended_frame, new_frame))
     return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
                brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=frames)
+
+
+def _ccm_extras(port: Port, profile: Profile, new_frame: FrameFactory) -> tuple[
+        tuple[RoleCodec, RoleCodec] | None, tuple[RoleCodec, Output] | None]:
+    """What a CCM on a DBC with ETC2 and EBC1 adds: the gear input and the brake output."""
+    current, selected = spn_codec(profile, SPN_CURRENT_GEAR), spn_codec(profile, SPN_SELECTED_GEAR)
+    gears = (current, selected) if current is not None and selected is not None else None
+    brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
+    output = (None if brake is None else
+              (brake, Transmitter(port, brake.frame_id, brake.is_extended_id, new_frame)))
+    return gears, output
 
 
 def spn_codec(profile: Profile, spn: int) -> RoleCodec | None:
