@@ -1,4 +1,4 @@
-"""Rules of the class6 truck (ecu_sim.vehicle.class6): GEM's vehicle equation, shifting, engine speed, brakes."""
+"""Rules of the class6 truck (ecu_sim.vehicle.class6): the GEM equation, shifts, engine speed, brakes."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def cruise(sin_g: float, seconds: float, set_kph: float = 90.0) -> list[Class6St
 
 
 @pytest.mark.parametrize("grade_pct", sorted({g for _, g in appendix_d.POINTS}))
-def test_at_constant_set_speed_the_gear_settles_and_stays_on_every_grade_of_appendix_d(grade_pct: float) -> None:
+def test_at_constant_set_speed_the_gear_settles_and_stays_on_every_grade_of_appendix_d(
+        grade_pct: float) -> None:
     states = cruise(sin_of_grade(grade_pct), 300.0)
     settled = {s.gear for s in states[1200:]} | {s.selected for s in states[1200:]}
     assert len(settled) == 1
