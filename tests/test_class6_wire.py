@@ -68,7 +68,7 @@ def test_a_class6_ecu_sends_eec1_and_etc2_at_their_dbc_cycle_times(
         while (msg := bus.recv(0.0)) is not None:
             if msg.arbitration_id in ids:
                 name = ids[msg.arbitration_id]
-                decoded = database.decode_message(msg.arbitration_id, msg.data, decode_choices=False)
+                decoded = database.decode_message(msg.arbitration_id, bytes(msg.data), decode_choices=False)
                 assert isinstance(decoded, dict)
                 seen[name].append({k: float(v) for k, v in decoded.items() if isinstance(v, (int, float))})
     for name in names:
