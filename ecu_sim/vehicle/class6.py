@@ -154,7 +154,7 @@ class Class6Model:
                 gear, shift_left = selected, 0.0
         else:
             rpm = s.speed_mps * self._rpm_per_mps[gear - 1]
-            selected = p.schedule.choose(p.gear_ratios, gear, rpm, app, since)
+            selected = p.schedule.choose(p.gear_ratios, gear, rpm, app, since, self.engine)
             if selected != gear:
                 shift_left, since = p.shift_time_s, 0.0
         cos_g = math.sqrt(1.0 - sin_g * sin_g)

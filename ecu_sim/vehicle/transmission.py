@@ -7,6 +7,10 @@ keep it from hunting, each of which a test holds it to:
 - a shift is only made when the engine speed it lands on lies inside the other line by a margin
   (an upshift must not land below the downshift line, a downshift not above the upshift line), so
   at a steady pedal the next tick cannot undo it;
+- an upshift is only made when the higher gear can deliver the wheel torque asked for now with a
+  reserve, so a climb the lower gear holds at full pedal is not left for a gear that cannot hold
+  it (which would slow down and shift back); at full pedal this makes the upshifts happen near
+  the governed speed, where the full-load torque falls;
 - after a shift the schedule waits a dwell time before it shifts again, so a pedal that moves
   because of the shift (the cruise controller reacting to the torque step) does not undo it;
 - below a floor just over idle the transmission downshifts whatever the lines say, so the engine
@@ -23,18 +27,22 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ecu_sim.vehicle.engine import Engine
+
 
 @dataclass(frozen=True, slots=True)
 class ShiftSchedule:
     """Shift lines in engine rpm over APP, and the rules against hunting (see the module)."""
 
-    up_rpm_at_0: float = 1600.0
-    up_rpm_at_100: float = 2200.0
-    down_rpm_at_0: float = 850.0
+    up_rpm_at_0: float = 1300.0
+    up_rpm_at_100: float = 1900.0
+    down_rpm_at_0: float = 800.0
     down_rpm_at_100: float = 1400.0
     margin_rpm: float = 100.0
     dwell_s: float = 2.0
-    floor_rpm: float = 900.0
+    floor_rpm: float = 750.0
+    #: the share of the higher gear's full-load torque an upshift may ask of it
+    reserve: float = 0.9
 
     def up_rpm(self, app_pct: float) -> float:
         return self.up_rpm_at_0 + app_pct * 0.01 * (self.up_rpm_at_100 - self.up_rpm_at_0)
@@ -43,7 +51,7 @@ class ShiftSchedule:
         return self.down_rpm_at_0 + app_pct * 0.01 * (self.down_rpm_at_100 - self.down_rpm_at_0)
 
     def choose(self, ratios: tuple[float, ...], gear: int, rpm: float, app_pct: float,
-               since_shift_s: float) -> int:
+               since_shift_s: float, engine: Engine) -> int:
         """The gear (1-based) to be in, from ``gear`` at engine speed ``rpm`` in it."""
         if gear > 1 and rpm < self.floor_rpm:
             return gear - 1
@@ -51,7 +59,9 @@ class ShiftSchedule:
             return gear
         if gear < len(ratios) and rpm > self.up_rpm(app_pct):
             landed = rpm * ratios[gear] / ratios[gear - 1]
-            if landed > self.down_rpm(app_pct) + self.margin_rpm:
+            asked = engine.demand_nm(app_pct, rpm) * ratios[gear - 1]
+            if (landed > self.down_rpm(app_pct) + self.margin_rpm
+                    and asked <= self.reserve * engine.full.at(landed) * ratios[gear]):
                 return gear + 1
         if gear > 1 and rpm < self.down_rpm(app_pct):
             landed = rpm * ratios[gear - 2] / ratios[gear - 1]
