@@ -99,7 +99,8 @@ def road_load_closed_form(t_s: float, params: Class6Params) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="out/validate", help="results folder (default out/validate)")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -144,9 +145,10 @@ def report(result: dict[str, Any]) -> str:
               "Limits of 40 CFR 1036.545(m): " + ", ".join(f"{k}: {'met' if ok else 'NOT met'}"
                                                           for k, ok in g["limits"].items())]
     c = result["coastdown"]
-    lines += ["", f"Coastdown 90 -> 20 km/h, level, APP 0: driveline open {c['open_driveline_90_to_20_s']:.1f} s, "
-              f"largest difference to the road-load closed form {c['open_driveline_max_error_kph']:.4f} km/h; "
-              f"in gear (engine braking) {c['in_gear_90_to_20_s']:.1f} s."]
+    lines += ["", f"Coastdown 90 -> 20 km/h, level, APP 0: driveline open "
+              f"{c['open_driveline_90_to_20_s']:.1f} s, largest difference to the road-load closed form "
+              f"{c['open_driveline_max_error_kph']:.4f} km/h; in gear (engine braking) "
+              f"{c['in_gear_90_to_20_s']:.1f} s."]
     return "\n".join(lines) + "\n"
 
 
