@@ -10,6 +10,9 @@ import can
 import pytest
 
 from ecu_sim.codec.profile import Profile
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.runs.simulation import Driver, Simulation
+from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
 from tests.conftest import Cli
 
 
@@ -96,3 +99,21 @@ def test_on_the_amp_profile_a_class6_ecu_sends_only_the_testbeds_speed_frame(
 def test_an_unknown_route_name_or_missing_file_exits_2(cli_main: Cli, vehicle: str) -> None:
     result = cli_main("simulate", "--vehicle", vehicle, "--route", "no-such-route", "--duration", "1")
     assert result.status == 2 and "no-such-route" in result.err
+
+
+def test_the_ccm_holds_its_integral_while_etc2_reports_a_gear_change() -> None:
+    settings = Settings(profile=ProfileSettings(name="j1939"), vehicle=VehicleSettings(preset="class6"),
+                        run=RunSettings(initial_speed_kph=0.0, set_speed_kph=60.0))
+    with Simulation(settings, Driver("ccm")) as sim:
+        ccm = sim.loop.nodes[1]
+        assert isinstance(ccm, Ccm)
+        held = moved = 0
+        for _ in range(600):
+            before = ccm.pi_state.integral
+            sim.loop.run(1)
+            if ccm.shifting:
+                held += ccm.pi_state.integral == before
+            else:
+                moved += ccm.pi_state.integral != before
+    assert held > 0 and moved > 0
+    assert sim.ecu.state.speed_kph > 30.0
