@@ -55,6 +55,7 @@ class Ccm(InputNode):
         #: ETC2's current and selected gear codecs, and the tick of the latest frame saying a shift is on
         self.gears = gears
         self.shift_tick = -1_000_000
+        self._steady_gears = b""
         self.brake = brake
         self.brake_pct = 0.0
         self._app_zero_ticks = 0
@@ -79,7 +80,11 @@ class Ccm(InputNode):
         """ETC2 tells whether a shift is on; everything else as for any input node."""
         gears = self.gears
         if gears is not None and gears[0].matches(msg.arbitration_id, msg.is_extended_id):
+            if msg.data == self._steady_gears:
+                return  # the same frame as the latest one that reported no shift
             current, selected = gears[0].decode(msg.data), gears[1].decode(msg.data)
+            if current == selected:
+                self._steady_gears = bytes(msg.data)
             if not isinstance(current, Invalid) and not isinstance(selected, Invalid) and current != selected:
                 self.shift_tick = self.tick_index
             return

@@ -34,20 +34,31 @@ SPN_VALUES: dict[int, Callable[[Driveline], float]] = {
 MESSAGES: dict[str, tuple[int, ...]] = {"EEC1": (190, 513, 512), "ETC2": (523, 524)}
 
 
-@dataclass(frozen=True)
+@dataclass
 class EngineMessage:
-    """One message: its codecs with what each carries, how many ticks apart, and the output."""
+    """One message: its codecs with what each carries, how many ticks apart, and the output.
+
+    The latest values and payload are kept: ETC2's gears change a few times a run, so most
+    ticks send the payload already built.
+    """
 
     message: Message
     signals: tuple[tuple[RoleCodec, Callable[[Driveline], float]], ...]
     every_ticks: int
     output: Output
+    _last: tuple[tuple[float, ...], bytes] | None = None
 
     def payload(self, driveline: Driveline) -> bytes:
+        values = tuple(value(driveline) for _, value in self.signals)
+        last = self._last
+        if last is not None and last[0] == values:
+            return last[1]
         frame_bytes = (1 << (8 * self.message.length)) - 1
-        for codec, value in self.signals:
-            frame_bytes &= int.from_bytes(codec.encode(value(driveline)), "little")
-        return frame_bytes.to_bytes(self.message.length, "little")
+        for (codec, _), value in zip(self.signals, values, strict=True):
+            frame_bytes &= int.from_bytes(codec.encode(value), "little")
+        data = frame_bytes.to_bytes(self.message.length, "little")
+        self._last = (values, data)
+        return data
 
 
 def find_messages(database: Database, is_j1939: bool) -> list[tuple[Message, list[tuple[RoleCodec, int]]]]:
