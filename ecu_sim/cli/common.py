@@ -76,6 +76,9 @@ def add_ecu_options(parser: argparse.ArgumentParser) -> None:
 
 def add_ccm_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("cruise control")
+    add_option(group, "--vehicle", key="vehicle.preset", choices=PRESETS,
+               help="the truck the ECU simulates: with class6 the CCM also reads ETC2 (holds its "
+                    "integral during shifts) and sends EBC1 (brakes on descents) when the DBC has them")
     add_option(group, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",
                help="cruise set speed (default 90 km/h)")
     add_gains(group)

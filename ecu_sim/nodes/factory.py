@@ -102,7 +102,8 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     else:
         node = Ccm(port, profile, output, settings.controller, run.set_speed_kph, period,
                    hold_ticks(run.input_timeout_s(run.speed_timeout_s), period),
-                   settings.profile.speed_source, *_ccm_extras(port, profile, new_frame))
+                   settings.profile.speed_source,
+                   *(_ccm_extras(port, profile, new_frame) if settings.vehicle.preset == "class6" else ()))
     return Built(node, transmitter, injector)
 
 
@@ -126,7 +127,8 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
 
 def _ccm_extras(port: Port, profile: Profile, new_frame: FrameFactory) -> tuple[
         tuple[RoleCodec, RoleCodec] | None, tuple[RoleCodec, Output] | None]:
-    """What a CCM on a DBC with ETC2 and EBC1 adds: the gear input and the brake output."""
+    """What a CCM driving a class6 truck adds on a DBC with ETC2 and EBC1: the gear input and the
+    brake output. With the testbed vehicle the CCM stays as it was: APP out, speed in."""
     current, selected = spn_codec(profile, SPN_CURRENT_GEAR), spn_codec(profile, SPN_SELECTED_GEAR)
     gears = (current, selected) if current is not None and selected is not None else None
     brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
