@@ -1,8 +1,9 @@
 """``scripts/validate``: the class6 truck checked the way GEM checks a driver model, and its coastdown.
 
-1. Speed tracking: the real ECU and CCM (``ecu-sim simulate``'s nodes on the in-process bus) drive
-   class6 over the 40 CFR 1037 appendix D grade route at constant set speeds: GEM's two highway
-   cruise speeds, 55 mi/h and 65 mi/h, and 90 km/h. Measured speed is regressed on the reference
+1. Speed tracking: the real ECU and CCM (``ecu-sim simulate``'s nodes on the in-process bus, the
+   ``j1939`` profile, so the CCM sees the gear changes and can brake) drive class6 over the
+   40 CFR 1037 appendix D grade route at constant set speeds: GEM's two highway cruise speeds,
+   55 mi/h and 65 mi/h, and 90 km/h. Measured speed is regressed on the reference
    (set) speed as 40 CFR 1065.514(e) describes, giving slope, intercept, standard error of the
    estimate and r^2, with the limits of 40 CFR 1036.545(m). A single constant set speed has no
    range, so the regression of one run alone is undefined and only its SEE applies (as 1036.545(m)
@@ -28,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from ecu_sim.runs import simulation
-from ecu_sim.settings.model import RunSettings, Settings, VehicleSettings
+from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
+from ecu_sim.vehicle import appendix_d
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
 
 MPH = 1.609344
-ROUTE_M = 11996.0
+ROUTE_M = appendix_d.POINTS[-1][0]
 SET_SPEEDS_KPH = {"55 mi/h": 55 * MPH, "65 mi/h": 65 * MPH, "90 km/h": 90.0}
 GEM_RUNS = ("55 mi/h", "65 mi/h")
 
@@ -40,7 +42,8 @@ GEM_RUNS = ("55 mi/h", "65 mi/h")
 def run_route(set_kph: float) -> list[dict[str, float]]:
     """One pass of appendix D at ``set_kph`` from ``set_kph``, one row per 100 ms tick."""
     duration = math.ceil(ROUTE_M / (set_kph / 3.6) + 20.0)
-    settings = Settings(vehicle=VehicleSettings(preset="class6", route_end="extend"),
+    settings = Settings(profile=ProfileSettings(name="j1939"),
+                        vehicle=VehicleSettings(preset="class6", route_end="extend"),
                         run=RunSettings(grade_file="appendix-d", set_speed_kph=set_kph,
                                         initial_speed_kph=set_kph, duration_s=duration, log_level="warning"))
     out = io.StringIO()
@@ -169,10 +172,11 @@ def figure(rows: list[dict[str, float]], coast_open: list[tuple[float, float]],
     ax1b = ax1.twinx()
     ax1b.plot(d, [r["elevation_m"] for r in rows], color="tab:brown", lw=0.8, label="elevation m")
     ax1b.set_ylabel("elevation m")
-    ax1.set_title("class6 over 40 CFR 1037 appendix D at 90 km/h (ECU + CCM, amp profile)")
+    ax1.set_title("class6 over 40 CFR 1037 appendix D at 90 km/h (ECU + CCM, j1939 profile)")
     ax1.legend(loc="lower left")
     ax2.plot(d, [r["gear"] for r in rows], label="gear")
     ax2.plot(d, [r["app_pct"] / 20 for r in rows], lw=0.6, label="APP / 20 %")
+    ax2.plot(d, [r["brake_pct"] / 20 for r in rows], lw=0.6, label="brake / 20 %")
     ax2.set_xlabel("distance km")
     ax2.legend(loc="lower left")
     ax3.plot(*zip(*coast_open, strict=True), label="driveline open (model)")

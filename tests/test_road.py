@@ -138,3 +138,11 @@ def test_an_elevation_route_for_the_testbed_vehicle_exits_2_asking_for_class6(
     route.write_text("distance_m,elevation_m\n0,100\n200,101\n")
     result = cli_main("simulate", "--route", str(route), "--duration", "1")
     assert result.status == 2 and "--vehicle class6" in result.err
+
+
+def test_appendix_d_is_an_out_and_back_road_its_second_half_the_first_reversed_and_negated() -> None:
+    middle = appendix_d.MIDDLE_M
+    grades = dict(appendix_d.POINTS)
+    assert all(grades[2 * middle - d] == -g for d, g in appendix_d.POINTS)
+    road = Road.from_grades(appendix_d.POINTS, linear=True, loop=False)
+    assert road.elevation_at(road.length_m) == pytest.approx(0.0, abs=1e-9)

@@ -14,7 +14,7 @@ every processor, so a run is bit-identical everywhere.
 
 Fixed step and pure: the gear, the shift in progress and the time since the last shift are state
 passed in and out, never wall-clock time. Shifting is decided once per tick; the speed is
-integrated in sub-steps of the tick (explicit Euler, as in the CFR's own example at 100 Hz) because
+integrated in sub-steps of the tick (explicit Euler, as in the CFR's own worked example) because
 the engine's torque changes with its speed within a tick, steeply so at the governor.
 """
 
