@@ -13,6 +13,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.runs.simulation import Driver, Simulation
 from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
+from ecu_sim.vehicle import appendix_d
 from tests.conftest import Cli
 
 
@@ -29,8 +30,10 @@ def test_the_cruise_controller_holds_speed_through_the_gear_changes_of_appendix_
     changes = [(a["gear"], b["gear"], i) for i, (a, b) in enumerate(itertools.pairwise(rows))
                if a["gear"] != b["gear"]]
     assert any(new < old for old, new, _ in changes) and any(new > old for old, new, _ in changes)
-    settled = rows[300:]
-    assert max(r["speed_kph"] for r in settled) < 90.0 + 1.5  # no wound-up integrator after a climb
+    # The first half of the route: its descents are mild enough for engine braking (the amp profile
+    # has no brake message), so any overshoot there would be a wound-up integrator after a climb.
+    settled = [r for r in rows[300:] if r["distance_m"] < appendix_d.MIDDLE_M]
+    assert max(r["speed_kph"] for r in settled) < 90.0 + 1.5
     for _, _, i in changes:
         if i > 300:
             assert all(abs(r["speed_kph"] - 90.0) < 7.0 for r in rows[i:i + 50])
