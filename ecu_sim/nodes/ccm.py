@@ -58,6 +58,7 @@ class Ccm(InputNode):
         self._steady_gears = b""
         self.brake = brake
         self.brake_pct = 0.0
+        self._brake_sent: tuple[float, bytes] = (-1.0, b"")
         self._app_zero_ticks = 0
         self.params = params
         self.set_speed_kph = set_speed_kph
@@ -114,7 +115,9 @@ class Ccm(InputNode):
             self.brake_pct = min(100.0, BRAKE_GAIN_PCT_PER_KPH * over)
         else:
             self.brake_pct = 0.0
-        output.send(self.tick_index, deadline, codec.encode(self.brake_pct))
+        if self.brake_pct != self._brake_sent[0]:  # mostly 0 %: encode only what changed
+            self._brake_sent = (self.brake_pct, codec.encode(self.brake_pct))
+        output.send(self.tick_index, deadline, self._brake_sent[1])
 
     def status_line(self) -> str:
         speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"

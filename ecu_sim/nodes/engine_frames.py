@@ -13,7 +13,6 @@ bitwise AND of their payloads, so each signal keeps its bits and the rest stay 1
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from cantools.database.can import Database, Message
 
@@ -22,42 +21,46 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.drive import Driveline
 
-#: SPN -> what of the driveline it carries
-SPN_VALUES: dict[int, Callable[[Driveline], float]] = {
-    190: lambda d: d.engine_rpm,
-    513: lambda d: d.engine_pct,
-    512: lambda d: d.demand_pct,
-    523: lambda d: float(d.gear),
-    524: lambda d: float(d.selected),
+#: SPN -> the field of the driveline it carries
+SPN_FIELDS: dict[int, int] = {
+    190: Driveline._fields.index("engine_rpm"),
+    513: Driveline._fields.index("engine_pct"),
+    512: Driveline._fields.index("demand_pct"),
+    523: Driveline._fields.index("gear"),
+    524: Driveline._fields.index("selected"),
 }
-#: the messages, each named by the SPNs that identify it
-MESSAGES: dict[str, tuple[int, ...]] = {"EEC1": (190, 513, 512), "ETC2": (523, 524)}
 
 
-@dataclass
 class EngineMessage:
-    """One message: its codecs with what each carries, how many ticks apart, and the output.
+    """One message: its codecs with the driveline field each carries, how many ticks apart, the output.
 
     The latest values and payload are kept: ETC2's gears change a few times a run, so most
     ticks send the payload already built.
     """
 
-    message: Message
-    signals: tuple[tuple[RoleCodec, Callable[[Driveline], float]], ...]
-    every_ticks: int
-    output: Output
-    _last: tuple[tuple[float, ...], bytes] | None = None
+    __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks",
+                 "message", "output")
+
+    def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
+                 output: Output) -> None:
+        self.message = message
+        self.every_ticks = every_ticks
+        self.output = output
+        self._encoders = tuple(codec.encode for codec, _ in codecs)
+        self._fields = tuple(SPN_FIELDS[spn] for _, spn in codecs)
+        self._length = message.length
+        self._last_values: list[float] = []
+        self._last_data = b""
 
     def payload(self, driveline: Driveline) -> bytes:
-        values = tuple(value(driveline) for _, value in self.signals)
-        last = self._last
-        if last is not None and last[0] == values:
-            return last[1]
-        frame_bytes = (1 << (8 * self.message.length)) - 1
-        for (codec, _), value in zip(self.signals, values, strict=True):
-            frame_bytes &= int.from_bytes(codec.encode(value), "little")
-        data = frame_bytes.to_bytes(self.message.length, "little")
-        self._last = (values, data)
+        values = [driveline[i] for i in self._fields]
+        if values == self._last_values:
+            return self._last_data
+        frame_bytes = (1 << (8 * self._length)) - 1
+        for encode, value in zip(self._encoders, values, strict=True):
+            frame_bytes &= int.from_bytes(encode(value), "little")
+        data = frame_bytes.to_bytes(self._length, "little")
+        self._last_values, self._last_data = values, data
         return data
 
 
@@ -66,7 +69,7 @@ def find_messages(database: Database, is_j1939: bool) -> list[tuple[Message, lis
     found = []
     for message in database.messages:
         codecs = [(RoleCodec(message, signal, is_j1939=is_j1939), signal.spn) for signal in message.signals
-                  if signal.spn in SPN_VALUES]
+                  if signal.spn in SPN_FIELDS]
         if codecs:
             found.append((message, codecs))
     return found
@@ -86,8 +89,7 @@ class EngineFrames:
         for message, codecs in find_messages(database, is_j1939):
             cycle = message.cycle_time
             every = max(1, ticks_in(cycle / 1000.0, period_s)) if cycle else 1
-            signals = tuple((codec, SPN_VALUES[spn]) for codec, spn in codecs)
-            built.append(EngineMessage(message, signals, every, output_for(message)))
+            built.append(EngineMessage(message, codecs, every, output_for(message)))
         return cls(built) if built else None
 
     def send(self, tick: int, deadline: float, driveline: Driveline) -> None:
