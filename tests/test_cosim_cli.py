@@ -51,6 +51,13 @@ def test_a_peer_timeout_of_zero_exits_2(cli_main: Cli) -> None:
     assert result.status == 2 and "--peer-timeout must be > 0" in result.err
 
 
+def test_cosim_with_the_class6_truck_exits_2(cli_main: Cli, tmp_path: Path) -> None:
+    ini = tmp_path / "class6.ini"
+    ini.write_text("[vehicle]\npreset = class6\n")
+    result = cli_main("cosim", "--config", str(ini))
+    assert result.status == 2 and "testbed truck only" in result.err and "class6.ini" in result.err
+
+
 # -- the reference peers in examples/, as real processes against a real ecu-sim cosim ---------------------
 
 

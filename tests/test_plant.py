@@ -92,3 +92,9 @@ def test_a_silent_plant_makes_the_speed_not_available_within_the_input_timeout(
 def test_a_plant_that_is_not_udp_host_port_exits_2(cli_main: Cli, plant: str) -> None:
     result = cli_main("--plant", plant, "--duration", "1")
     assert result.status == 2 and "expected udp:HOST:PORT" in result.err and "--plant" in result.err
+
+
+def test_a_plant_with_the_class6_truck_exits_2(cli_main: Cli) -> None:
+    result = cli_main("--plant", "udp:127.0.0.1:47000", "--vehicle", "class6", "--profile", "j1939",
+                      "--duration", "1")
+    assert result.status == 2 and "--plant replaces the testbed truck" in result.err

@@ -9,6 +9,8 @@ from ecu_sim.settings import load as config
 from ecu_sim.settings.model import LOG_LEVELS, TX_MODES, Settings
 from ecu_sim.settings.sources import add_option
 from ecu_sim.settings.values import source_address
+from ecu_sim.vehicle.drive import PRESETS
+from ecu_sim.vehicle.road import ROUTE_ENDS
 
 
 def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app", "speed"),
@@ -53,15 +55,30 @@ def add_ecu_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("vehicle")
     add_option(group, "--initial-speed", key="run.initial_speed_kph", type=float, metavar="KPH",
                help="speed at start (default 80 km/h)")
+    add_option(group, "--vehicle", key="vehicle.preset", choices=PRESETS,
+               help="testbed (default: the original model) or class6 (engine, 6-speed automatic, "
+                    "brakes; docs/vehicle.md)")
+    add_option(group, "--payload", key="vehicle.payload_kg", type=float, metavar="KG",
+               help="class6: payload on top of the test mass (default 0)")
+    add_option(group, "--wheelbase", key="vehicle.wheelbase_m", type=float, metavar="M",
+               help="class6: front to rear axle, over which the slope is felt (default 5 m)")
+    add_option(group, "--route-end", key="vehicle.route_end", choices=ROUTE_ENDS,
+               help="class6: at the route's end loop (default) or extend (continue level)")
+    add_option(group, "--smoothing", key="vehicle.smoothing_m", type=float, metavar="M",
+               help="class6: moving average over elevation routes (default 30 m, 0 = none)")
     grade = group.add_mutually_exclusive_group()
-    add_option(grade, "--grade-file", key="run.grade_file", metavar="CSV",
-               help="route as CSV with header distance_m,grade_pct; loops at the last distance")
+    add_option(grade, "--route", "--grade-file", key="run.grade_file", metavar="NAME|FILE",
+               help="built-in route (testbed, appendix-d) or a file: CSV distance_m,grade_pct or "
+                    "distance_m,elevation_m, or GPX (class6); loops at the last distance")
     add_option(grade, "--grade", key="run.grade_pct", type=float, metavar="PCT",
                help="constant grade in percent, 0 for a flat road (default: the testbed route)")
 
 
 def add_ccm_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("cruise control")
+    add_option(group, "--vehicle", key="vehicle.preset", choices=PRESETS,
+               help="the truck the ECU simulates: with class6 the CCM also reads ETC2 (holds its "
+                    "integral during shifts) and sends EBC1 (brakes on descents) when the DBC has them")
     add_option(group, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",
                help="cruise set speed (default 90 km/h)")
     add_gains(group)

@@ -61,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
     from ecu_sim.runs.prepare import load_route, prepare
 
     settings, profile = prepare(common.settings(args))
+    if settings.vehicle.preset != "testbed":
+        raise ConfigError(f"cosim steps the testbed truck only so far, not {settings.vehicle.preset!r} "
+                          f"({settings.origins.get('vehicle.preset', 'given')}); set it to testbed")
     if args.contract is not None:
         from ecu_sim.cosim.contract import contract
 

@@ -30,16 +30,16 @@ from ecu_sim.cosim.protocol import Frame
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
-from ecu_sim.nodes.plant import Road
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
 from ecu_sim.settings.model import Settings
+from ecu_sim.vehicle.drive import GradeProfile
 
 
 class PeerRoad:
     """The ECU's route, unless the peer gives a grade: then that grade, wherever the truck is."""
 
-    def __init__(self, route: Road) -> None:
+    def __init__(self, route: GradeProfile) -> None:
         self._route = route
         self.override: float | None = None
 
@@ -114,7 +114,7 @@ class _Decoder:
 class Stepper:
     """An ECU on a private bus that runs exactly the ticks it is asked for; closing it closes the bus."""
 
-    def __init__(self, settings: Settings, profile: Profile, route: Road,
+    def __init__(self, settings: Settings, profile: Profile, route: GradeProfile,
                  schedule: FaultSchedule | None = None) -> None:
         self.settings = settings
         self.profile = profile

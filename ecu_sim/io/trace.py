@@ -1,7 +1,9 @@
 """``simulate --out FILE.csv``: the ECU's state after every tick, one CSV row each.
 
 A plain table with fixed decimals, so two runs can be compared with ``diff`` and any plotting
-tool reads it; the first row is tick 0 at t = 0.
+tool reads it; the first row is tick 0 at t = 0. A vehicle with a driveline (``class6``) adds
+the columns only it has: elevation, gear, engine speed and brake demand; the testbed's table is
+unchanged.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import IO
 from ecu_sim.nodes.ecu import Ecu
 
 HEADER = "t_s,speed_kph,app_pct,grade_pct,distance_m\n"
+DRIVELINE_HEADER = HEADER[:-1] + ",elevation_m,gear,engine_rpm,brake_pct\n"
 
 
 class CsvTrace:
@@ -19,9 +22,17 @@ class CsvTrace:
     def __init__(self, out: IO[str], ecu: Ecu) -> None:
         self._write = out.write
         self._ecu = ecu
-        out.write(HEADER)
+        self._driveline = ecu.vehicle.driveline() is not None
+        out.write(DRIVELINE_HEADER if self._driveline else HEADER)
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         ecu = self._ecu
-        self._write(f"{now:.3f},{ecu.state.speed_kph:.6f},{ecu.app_pct:.4f},{ecu.grade_pct:.4f},"
-                    f"{ecu.state.distance_m:.3f}\n")
+        state = ecu.state
+        row = f"{now:.3f},{state.speed_kph:.6f},{ecu.app_pct:.4f},{ecu.grade_pct:.4f},{state.distance_m:.3f}"
+        if self._driveline:
+            vehicle = ecu.vehicle
+            driveline = vehicle.driveline()
+            assert driveline is not None
+            row += (f",{vehicle.elevation_m or 0.0:.3f},{driveline.gear},{driveline.engine_rpm:.1f},"
+                    f"{ecu.brake_demand_pct:.1f}")
+        self._write(row + "\n")

@@ -3,16 +3,36 @@
 Without a valid speed (never received, stale, or flagged not available) cruise control is off:
 the CCM sends APP 0 % and forgets its integral, so it re-engages from a clean state instead of
 releasing a wound-up integrator when speed comes back.
+
+With a truck that has a transmission and brakes on the wire (``class6`` on the ``j1939`` profile)
+the CCM does two more things, both only when its DBC has the messages:
+
+- during a gear change (ETC2: selected gear differs from current gear) it holds its integral, so
+  the speed lost to the torque interruption does not wind it up;
+- on a descent where APP 0 % is not enough it asks for service braking (EBC1 brake pedal
+  position), as GEM's driver model does: only while its pedal demand is 0 %, only after that has
+  lasted ``BRAKE_DELAY_S`` (so it does not dither between pedal and brake), and proportional to
+  the speed above the set speed plus ``BRAKE_BAND_KPH``.
 """
 
 from __future__ import annotations
 
+import can
+
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
 from ecu_sim.nodes.input import InputNode
+
+#: speed above the set speed at which braking starts, km/h
+BRAKE_BAND_KPH = 2.0
+#: brake demand per km/h above the band, %
+BRAKE_GAIN_PCT_PER_KPH = 10.0
+#: how long the pedal demand must have been 0 % before the brake is used, s
+BRAKE_DELAY_S = 1.0
 
 
 class Ccm(InputNode):
@@ -28,8 +48,18 @@ class Ccm(InputNode):
         dt_s: float,
         hold_ticks: int,
         speed_source: int | None = None,
+        gears: tuple[RoleCodec, RoleCodec] | None = None,
+        brake: tuple[RoleCodec, Output] | None = None,
     ) -> None:
         super().__init__(port, profile.speed, output, hold_ticks, speed_source)
+        #: ETC2's current and selected gear codecs, and the tick of the latest frame saying a shift is on
+        self.gears = gears
+        self.shift_tick = -1_000_000
+        self._steady_gears = b""
+        self.brake = brake
+        self.brake_pct = 0.0
+        self._brake_sent: tuple[float, bytes] = (-1.0, b"")
+        self._app_zero_ticks = 0
         self.params = params
         self.set_speed_kph = set_speed_kph
         self.dt_s = dt_s
@@ -42,17 +72,52 @@ class Ccm(InputNode):
     def cruise_active(self) -> bool:
         return self.speed_kph is not None
 
+    @property
+    def shifting(self) -> bool:
+        """A gear change was reported within the hold time."""
+        return self.tick_index - self.shift_tick < self.hold_ticks
+
+    def handle(self, msg: can.Message) -> None:
+        """ETC2 tells whether a shift is on; everything else as for any input node."""
+        gears = self.gears
+        if gears is not None and gears[0].matches(msg.arbitration_id, msg.is_extended_id):
+            if msg.data == self._steady_gears:
+                return  # the same frame as the latest one that reported no shift
+            current, selected = gears[0].decode(msg.data), gears[1].decode(msg.data)
+            if current == selected:
+                self._steady_gears = bytes(msg.data)
+            if not isinstance(current, Invalid) and not isinstance(selected, Invalid) and current != selected:
+                self.shift_tick = self.tick_index
+            return
+        super().handle(msg)
+
     def tick(self, deadline: float, transmit: bool) -> None:
         self.speed_kph = speed = self.held.get(self.tick_index)
         if speed is None:
             self.app_pct = 0.0
             self.pi_state = PiState()
         else:
-            self.app_pct, self.pi_state = controller.step(
+            self.app_pct, state = controller.step(
                 self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
+            if not (self.gears is not None and self.shifting):
+                self.pi_state = state
         if transmit:
             self.send(deadline, self.encode_app(self.app_pct))
+        if self.brake is not None:
+            self._brake(deadline, speed, *self.brake)
         self.end_tick()
+
+    def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:
+        """The brake demand for this tick (see the module), sent every tick."""
+        self._app_zero_ticks = self._app_zero_ticks + 1 if self.app_pct <= 0.0 else 0
+        over = 0.0 if speed is None else speed - self.set_speed_kph - BRAKE_BAND_KPH
+        if over > 0.0 and self._app_zero_ticks * self.dt_s >= BRAKE_DELAY_S:
+            self.brake_pct = min(100.0, BRAKE_GAIN_PCT_PER_KPH * over)
+        else:
+            self.brake_pct = 0.0
+        if self.brake_pct != self._brake_sent[0]:  # mostly 0 %: encode only what changed
+            self._brake_sent = (self.brake_pct, codec.encode(self.brake_pct))
+        output.send(self.tick_index, deadline, self._brake_sent[1])
 
     def status_line(self) -> str:
         speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"

@@ -1,18 +1,28 @@
-"""The ECU node: latest APP in, one fixed model step, wheel-based speed out.
+"""The ECU node: latest APP (and brake demand) in, one fixed vehicle step, wheel-based speed out.
 
 Tick 0 transmits the initial state (there is no interval to integrate before it); every later
 tick integrates the interval that just ended with the newest APP, so an APP frame that arrives
 just before a deadline is reflected in the speed sent at that deadline. Missing APP (never
 received, stale, or flagged not available) means a coasting truck: APP 0 %.
+
+Which truck is driven is the vehicle's business (ecu_sim.vehicle.drive). A vehicle with a brake
+also takes the brake demand (EBC1 brake pedal position, when the DBC has it), held like APP and
+0 % when missing; a vehicle with a driveline also sends the engine messages (EEC1, ETC2).
 """
 
 from __future__ import annotations
 
+import can
+
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import Invalid, RoleCodec
+from ecu_sim.nodes.engine_frames import EngineFrames
 from ecu_sim.nodes.input import InputNode
-from ecu_sim.nodes.plant import Plant, Road
+from ecu_sim.runtime.held import HeldInput
+from ecu_sim.vehicle.class6 import Class6State
+from ecu_sim.vehicle.drive import Vehicle
 from ecu_sim.vehicle.model import TruckState
 
 
@@ -22,35 +32,65 @@ class Ecu(InputNode):
         port: Port,
         profile: Profile,
         output: Output,
-        truck: Plant,
-        route: Road,
-        initial_speed_kph: float,
-        dt_s: float,
+        vehicle: Vehicle,
         hold_ticks: int,
         app_source: int | None = None,
+        brake: RoleCodec | None = None,
+        engine_frames: EngineFrames | None = None,
     ) -> None:
         super().__init__(port, profile.app, output, hold_ticks, app_source)
-        self.truck = truck
-        self.route = route
-        self.dt_s = dt_s
+        self.vehicle = vehicle
         self.encode_speed = profile.speed.encode
-        self.state = TruckState.from_kph(initial_speed_kph)
         self.app_pct = 0.0
         self.app_missing = True
-        self.grade_pct = route.grade_at(0.0)
+        self.brake = brake
+        self.brake_held = HeldInput(hold_ticks)
+        self.brake_demand_pct = 0.0
+        self.engine_frames = engine_frames
+
+    @property
+    def state(self) -> TruckState | Class6State:
+        return self.vehicle.state
+
+    @property
+    def grade_pct(self) -> float:
+        return self.vehicle.grade_pct
+
+    def handle(self, msg: can.Message) -> None:
+        """A brake demand frame goes to the brake input; everything else as for any input node."""
+        brake = self.brake
+        if (brake is not None and brake.matches(msg.arbitration_id, msg.is_extended_id)
+                and not msg.is_remote_frame):
+            value = brake.decode(msg.data)
+            if isinstance(value, Invalid):
+                self.invalid["brake_" + value.name.lower()] += 1
+            else:
+                self.brake_held.update(value, self.tick_index, brake.source_address(msg.arbitration_id))
+            return
+        super().handle(msg)
 
     def tick(self, deadline: float, transmit: bool) -> None:
         app = self.held.get(self.tick_index)
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
         if self.tick_index:
-            self.grade_pct = self.route.grade_at(self.state.distance_m)
-            self.state = self.truck.step(self.state, self.app_pct, self.grade_pct, self.dt_s)
+            if self.brake is not None:
+                brake = self.brake_held.get(self.tick_index)
+                self.brake_demand_pct = 0.0 if brake is None else brake
+            self.vehicle.step(self.app_pct, self.brake_demand_pct)
         if transmit:
-            self.send(deadline, self.encode_speed(self.state.speed_kph))
+            self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
+            if self.engine_frames is not None:
+                driveline = self.vehicle.driveline()
+                if driveline is not None:
+                    self.engine_frames.send(self.tick_index, deadline, driveline)
         self.end_tick()
 
     def status_line(self) -> str:
         app = "missing (coasting)" if self.app_missing else f"{self.app_pct:5.1f} %"
-        return (f"speed {self.state.speed_kph:6.2f} km/h | APP {app} | grade {self.grade_pct:+.1f} % "
-                f"| distance {self.state.distance_m:8.0f} m | {self.counters_text()}")
+        state = self.vehicle.state
+        driveline = self.vehicle.driveline()
+        engine = "" if driveline is None else (f"gear {driveline.gear} | {driveline.engine_rpm:4.0f} rpm | "
+                                               f"brake {self.brake_demand_pct:3.0f} % | ")
+        return (f"speed {state.speed_kph:6.2f} km/h | APP {app} | grade {self.grade_pct:+.1f} % "
+                f"| {engine}distance {state.distance_m:8.0f} m | {self.counters_text()}")

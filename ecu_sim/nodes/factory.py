@@ -12,6 +12,7 @@ sends from the loop instead, and says so.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 from dataclasses import dataclass
@@ -25,13 +26,21 @@ from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import FaultSchedule, describe
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.nodes.plant import Plant, Road
+from ecu_sim.nodes.engine_frames import EngineFrames
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
+from ecu_sim.vehicle.class6 import Class6Model, Class6Params
+from ecu_sim.vehicle.drive import Class6Vehicle, GradeProfile, Plant, TestbedVehicle, Vehicle
 from ecu_sim.vehicle.model import TruckModel
+from ecu_sim.vehicle.road import Road
 
 log = logging.getLogger(__name__)
 
+#: J1939 SPN 521, brake pedal position: the brake demand a class6 ECU receives and the CCM sends
+SPN_BRAKE_PEDAL_POSITION = 521
+#: J1939 SPNs 523 and 524, current and selected gear: the CCM holds its integral while they differ
+SPN_CURRENT_GEAR = 523
+SPN_SELECTED_GEAR = 524
 #: faults that leave a period without a frame
 WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
 
@@ -71,11 +80,13 @@ def hold_ticks(timeout_s: float, period_s: float) -> int:
 
 
 def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings, *,
-               route: Road | None = None, schedule: FaultSchedule | None = None,
+               route: GradeProfile | Road | None = None, schedule: FaultSchedule | None = None,
                tx_mode: str = "user", new_frame: FrameFactory = new_message,
                plant: Plant | None = None) -> Built:
-    """The node ``kind`` on ``port``; ``route`` is the road the ECU drives (the CCM has none),
-    ``plant`` the truck it integrates (default: the built-in model of ``settings.truck``)."""
+    """The node ``kind`` on ``port``; ``route`` is the road the ECU drives (the CCM has none): a
+    grade profile for the testbed truck, an elevation road for ``class6``. ``plant`` is the testbed
+    truck it integrates (default: the built-in model of ``settings.truck``; ``--plant``: another
+    program's)."""
     run = settings.run
     period = run.resolved_period_s
     sends = kind.sends(profile)
@@ -90,16 +101,53 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     if kind is NodeKind.ECU:
         if route is None:
             raise ValueError("an ECU needs a route")
-        truck = TruckModel(settings.truck) if plant is None else plant
-        node: Ecu | Ccm = Ecu(port, profile, output, truck, route,
-                              run.initial_speed_kph, period,
-                              hold_ticks(run.input_timeout_s(run.app_timeout_s), period),
-                              settings.profile.app_source)
+        node: Ecu | Ccm = _ecu(port, profile, output, settings, route, new_frame, plant)
     else:
         node = Ccm(port, profile, output, settings.controller, run.set_speed_kph, period,
                    hold_ticks(run.input_timeout_s(run.speed_timeout_s), period),
-                   settings.profile.speed_source)
+                   settings.profile.speed_source,
+                   *(_ccm_extras(port, profile, new_frame) if settings.vehicle.preset == "class6" else ()))
     return Built(node, transmitter, injector)
+
+
+def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route: GradeProfile | Road,
+         new_frame: FrameFactory, plant: Plant | None) -> Ecu:
+    """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames."""
+    run = settings.run
+    period = run.resolved_period_s
+    hold = hold_ticks(run.input_timeout_s(run.app_timeout_s), period)
+    if not isinstance(route, Road):
+        truck = TruckModel(settings.truck) if plant is None else plant
+        vehicle: Vehicle = TestbedVehicle(truck, route, run.initial_speed_kph, period)
+        return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source)
+    v = settings.vehicle
+    params = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + v.payload_kg)
+    vehicle = Class6Vehicle(Class6Model(params), route, v.wheelbase_m, run.initial_speed_kph, period)
+    frames = EngineFrames.build(profile.database, profile.speed.is_j1939, period,
+                                lambda m: Transmitter(port, m.frame_id, m.is_extended_frame, new_frame))
+    return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
+               brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=frames)
+
+
+def _ccm_extras(port: Port, profile: Profile, new_frame: FrameFactory) -> tuple[
+        tuple[RoleCodec, RoleCodec] | None, tuple[RoleCodec, Output] | None]:
+    """What a CCM driving a class6 truck adds on a DBC with ETC2 and EBC1: the gear input and the
+    brake output. With the testbed vehicle the CCM stays as it was: APP out, speed in."""
+    current, selected = spn_codec(profile, SPN_CURRENT_GEAR), spn_codec(profile, SPN_SELECTED_GEAR)
+    gears = (current, selected) if current is not None and selected is not None else None
+    brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
+    output = (None if brake is None else
+              (brake, Transmitter(port, brake.frame_id, brake.is_extended_id, new_frame)))
+    return gears, output
+
+
+def spn_codec(profile: Profile, spn: int) -> RoleCodec | None:
+    """A codec for the DBC's signal with J1939 ``spn``, or None when the DBC has none."""
+    for message in profile.database.messages:
+        for signal in message.signals:
+            if signal.spn == spn:
+                return RoleCodec(message, signal, is_j1939=profile.speed.is_j1939)
+    return None
 
 
 def _transmitter(kind: NodeKind, port: Port, sends: RoleCodec, period_s: float, tx_mode: str,

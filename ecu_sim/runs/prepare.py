@@ -13,7 +13,9 @@ import dataclasses
 from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
+from ecu_sim.runs import routes
 from ecu_sim.settings.model import Settings, locate
+from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule
 
 
@@ -33,15 +35,23 @@ def prepare(settings: Settings) -> tuple[Settings, Profile]:
     return settings, profile
 
 
+def load_vehicle_route(settings: Settings) -> GradeSchedule | Road:
+    """The ECU's road as its vehicle drives it: the ``testbed`` vehicle a grade schedule, the
+    ``class6`` truck a road of elevations (ecu_sim.runs.routes)."""
+    if settings.vehicle.preset != "testbed":
+        return routes.load_road(settings)
+    return load_route(settings)
+
+
 def load_route(settings: Settings) -> GradeSchedule:
-    """The ECU's route: a CSV file, a constant grade, or the testbed's route when neither is given.
+    """The testbed's route: a built-in or a CSV file, a constant grade, or the testbed's own route.
 
     Loaded before the bus is opened, like the DBC, so a bad route file ends the command with its
     line number before anything is on the wire.
     """
     run = settings.run
     if run.grade_file is not None:
-        return GradeSchedule.from_csv(run.grade_file)
+        return routes.load_grades(run.grade_file)
     if run.grade_pct is not None:
         return GradeSchedule.constant(run.grade_pct)
     return GradeSchedule.testbed()

@@ -18,6 +18,7 @@ from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
 from ecu_sim.cosim.plant import UdpPlant, parse_plant
+from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.mcap_format import McapRecorder
@@ -25,13 +26,14 @@ from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.runs import viewers
-from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.service.notify import Notifier
 from ecu_sim.settings.model import MCAP_FORMAT, Settings
+from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule
 
 log = logging.getLogger("ecu_sim")
@@ -40,7 +42,10 @@ log = logging.getLogger("ecu_sim")
 def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
     settings, profile = prepare(settings)
-    route = load_route(settings) if kind is NodeKind.ECU else None
+    route = load_vehicle_route(settings) if kind is NodeKind.ECU else None
+    if isinstance(route, Road) and settings.record.file is not None:
+        raise ConfigError("--record replays the testbed vehicle only so far; record without "
+                          "--vehicle class6, or run class6 without --record")
     schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
     injector.check(schedule.faults, kind.sends(profile), settings.run.resolved_period_s)
     for fault in after_the_run(schedule.faults, settings.run.duration_s):
@@ -50,6 +55,9 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     plant_at = None
     if settings.run.plant is not None and kind is NodeKind.ECU:
         plant_at = parse_plant(settings.run.plant, settings.origins.get("run.plant", "given"))
+        if isinstance(route, Road):
+            raise ConfigError("--plant replaces the testbed truck, and --vehicle class6 has its own "
+                              "driveline; drop one of the two")
     with ExitStack() as stack:
         port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
                                         reopen=lambda: bus_options.open_bus(options)))
@@ -115,14 +123,14 @@ def _view(kind: NodeKind, built: Built, profile: Profile, stats: LoopStats, sett
                              viewers.wall_time)
 
 
-def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSchedule | None,
+def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSchedule | Road | None,
           schedule: FaultSchedule) -> dict[str, Any]:
-    path = settings.record.file or ""
-    return header(kind.value, settings, profile, None if route is None else route.points, schedule, path)
+    points = route.points if isinstance(route, GradeSchedule) else None
+    return header(kind.value, settings, profile, points, schedule, settings.record.file or "")
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
-              route: GradeSchedule | None, schedule: FaultSchedule) -> Recorder | None:
+              route: GradeSchedule | Road | None, schedule: FaultSchedule) -> Recorder | None:
     """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io)."""
     path = settings.record.file
     if path is None:

@@ -33,7 +33,7 @@ from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.pedal import ConstantPedal
 from ecu_sim.runs import viewers
-from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import LoopStats, Node, TickLoop, TickObserver
 from ecu_sim.runtime.ticks import ticks_in
@@ -100,7 +100,7 @@ class Simulation:
 
     @staticmethod
     def _ecu(port: Port, profile: Profile, settings: Settings, frame: FrameFactory) -> Ecu:
-        node = build_node(NodeKind.ECU, port, profile, settings, route=load_route(settings),
+        node = build_node(NodeKind.ECU, port, profile, settings, route=load_vehicle_route(settings),
                           new_frame=frame).node
         assert isinstance(node, Ecu)
         return node

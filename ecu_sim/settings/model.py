@@ -15,7 +15,9 @@ from typing import Any
 
 from ecu_sim.control.pi import PiParams
 from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.vehicle.drive import PRESETS
 from ecu_sim.vehicle.params import TruckParams
+from ecu_sim.vehicle.road import ROUTE_ENDS
 
 #: the words ``[run] log_level`` and ``--log-level`` accept, least severe first
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -104,6 +106,38 @@ def _one_of(words: tuple[str, ...]) -> str:
 
 
 @dataclass(frozen=True)
+class VehicleSettings:
+    """Which truck the ECU simulates, and how the ``class6`` truck meets its road.
+
+    ``testbed`` is the original model with its ``[truck]`` parameters; ``class6`` the GEM-style
+    vocational truck (docs/vehicle.md), whose mass is its test mass plus ``payload_kg``.
+    """
+
+    preset: str = "testbed"
+    payload_kg: float = 0.0
+    #: front to rear axle: the slope the truck feels is the height difference over this length
+    wheelbase_m: float = 5.0
+    #: centred moving average over elevation routes (CSV elevations, GPX); 0 = none
+    smoothing_m: float = 30.0
+    #: at the end of the route: loop (start again) or extend (continue level)
+    route_end: str = "loop"
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.preset not in PRESETS:
+            found.append(f"preset must be {_one_of(PRESETS)} (got {self.preset!r})")
+        if self.route_end not in ROUTE_ENDS:
+            found.append(f"route_end must be {_one_of(ROUTE_ENDS)} (got {self.route_end!r})")
+        if not (math.isfinite(self.payload_kg) and self.payload_kg >= 0.0):
+            found.append(f"payload_kg must be >= 0 (got {self.payload_kg})")
+        if not (math.isfinite(self.wheelbase_m) and 1.0 <= self.wheelbase_m <= 20.0):
+            found.append(f"wheelbase_m must be within 1..20 m (got {self.wheelbase_m})")
+        if not (math.isfinite(self.smoothing_m) and self.smoothing_m >= 0.0):
+            found.append(f"smoothing_m must be >= 0 (got {self.smoothing_m})")
+        return found
+
+
+@dataclass(frozen=True)
 class FaultSettings:
     """Faults injected on purpose into what a node sends (``run`` and ``ccm``; see ecu_sim.faults)."""
 
@@ -153,6 +187,7 @@ class StreamSettings:
 class Settings:
     profile: ProfileSettings = field(default_factory=ProfileSettings)
     truck: TruckParams = field(default_factory=TruckParams)
+    vehicle: VehicleSettings = field(default_factory=VehicleSettings)
     controller: PiParams = field(default_factory=PiParams)
     run: RunSettings = field(default_factory=RunSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
@@ -169,6 +204,7 @@ class Settings:
 SECTIONS: dict[str, type[Any]] = {
     "profile": ProfileSettings,
     "truck": TruckParams,
+    "vehicle": VehicleSettings,
     "controller": PiParams,
     "run": RunSettings,
     "faults": FaultSettings,

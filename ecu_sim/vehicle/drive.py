@@ -1,0 +1,119 @@
+"""One interface for the ECU's vehicle: a model and its road, advanced one fixed tick at a time.
+
+The ECU does not know which truck it drives. It hands each tick's pedal and brake to a
+:class:`Vehicle` and reads back speed, distance and grade, and, when the vehicle has a driveline,
+its :class:`Driveline` readings (gear, engine speed and torque) for the engine messages. The
+``testbed`` vehicle is the original model on a grade schedule, stepped exactly as before, so its
+runs stay bit-for-bit the same; it has no brake and no driveline.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+from ecu_sim.vehicle.class6 import Class6Model, Class6State
+from ecu_sim.vehicle.model import TruckState
+from ecu_sim.vehicle.road import Road, grade_pct_of
+
+PRESETS = ("testbed", "class6")
+
+
+class Plant(Protocol):
+    """The testbed-shaped truck: the built-in model, or one that lives in another program
+    (``--plant``), whose speed may be NaN when it is not known (then sent as not available)."""
+
+    def step(self, state: TruckState, app_pct: float, grade_pct: float, dt_s: float) -> TruckState: ...
+
+
+class GradeProfile(Protocol):
+    """A grade by distance: the built-in schedule, or a road whose grade a co-simulation peer sets."""
+
+    def grade_at(self, distance_m: float) -> float: ...
+
+
+class Driveline(NamedTuple):
+    """What the engine and transmission report on the wire."""
+
+    gear: int
+    selected: int
+    engine_rpm: float
+    engine_pct: float
+    demand_pct: float
+
+
+class Vehicle(Protocol):
+    """The ECU's view of a truck on its road."""
+
+    @property
+    def state(self) -> TruckState | Class6State: ...
+
+    @property
+    def grade_pct(self) -> float: ...
+
+    @property
+    def elevation_m(self) -> float | None: ...
+
+    @property
+    def brake_pct(self) -> float | None: ...
+
+    def driveline(self) -> Driveline | None: ...
+
+    def step(self, app_pct: float, brake_pct: float) -> None: ...
+
+
+class TestbedVehicle:
+    """The testbed's model on a grade schedule: no brake, no driveline, unchanged arithmetic."""
+
+    __test__ = False  # not a pytest test class, whatever its name says
+    elevation_m = None
+    brake_pct = None
+
+    def __init__(self, model: Plant, route: GradeProfile, initial_speed_kph: float,
+                 dt_s: float) -> None:
+        self.model = model
+        self.route = route
+        self.dt_s = dt_s
+        self.state = TruckState.from_kph(initial_speed_kph)
+        self.grade_pct = route.grade_at(0.0)
+
+    def driveline(self) -> None:
+        return None
+
+    def step(self, app_pct: float, brake_pct: float) -> None:
+        self.grade_pct = self.route.grade_at(self.state.distance_m)
+        self.state = self.model.step(self.state, app_pct, self.grade_pct, self.dt_s)
+
+
+class Class6Vehicle:
+    """The ``class6`` truck on a road of elevations, with the slope taken under its two axles."""
+
+    def __init__(self, model: Class6Model, road: Road, wheelbase_m: float, initial_speed_kph: float,
+                 dt_s: float) -> None:
+        self.model = model
+        self.road = road
+        self.wheelbase_m = wheelbase_m
+        self.dt_s = dt_s
+        self.state = model.initial(initial_speed_kph)
+        self._sin = road.sin_under_axles(0.0, wheelbase_m)
+        self._reference = model.engine.reference_nm
+
+    @property
+    def grade_pct(self) -> float:
+        return grade_pct_of(self._sin)
+
+    @property
+    def elevation_m(self) -> float:
+        return self.road.elevation_at(self.state.distance_m)
+
+    @property
+    def brake_pct(self) -> float:
+        return self.state.brake_pct
+
+    def driveline(self) -> Driveline:
+        s = self.state
+        scale = 100.0 / self._reference
+        return Driveline(s.gear, s.selected, s.engine_rpm, s.engine_nm * scale, s.demand_nm * scale)
+
+    def step(self, app_pct: float, brake_pct: float) -> None:
+        self._sin = self.road.sin_under_axles(self.state.distance_m, self.wheelbase_m)
+        self.state = self.model.step(self.state, app_pct, brake_pct, self._sin, self.dt_s)
