@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 
 from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
@@ -20,6 +20,7 @@ from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.nodes.factory import Built, NodeKind, build_node
+from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
@@ -32,9 +33,15 @@ from ecu_sim.vehicle.route import GradeSchedule
 log = logging.getLogger("ecu_sim")
 
 
-def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
+#: opens the driver's controls once the settings are checked (a device, the terminal)
+OpenControls = Callable[[Settings], AbstractContextManager[ControlsSource]]
+
+
+def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
+                 open_controls: OpenControls | None = None) -> int:
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
-    settings, profile = prepare(settings)
+    settings, profile = prepare(settings, "app" if kind is NodeKind.DRIVER else "speed")
+    own_ids = kind.frame_ids(profile, settings)
     route = load_route(settings) if kind is NodeKind.ECU else None
     schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
     injector.check(schedule.faults, kind.sends(profile), settings.run.resolved_period_s)
@@ -43,13 +50,14 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
                     "not act", fault, fault.start_s, settings.run.duration_s)
     options = bus_options.resolve_bus_options(args, settings.bus)
     with ExitStack() as stack:
-        port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
+        controls = None if open_controls is None else stack.enter_context(open_controls(settings))
+        port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=own_ids,
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
         recorder = _recorder(stack, kind, settings, profile, route, schedule)
         built = build_node(kind, port, profile, settings, route=route, schedule=schedule,
-                           tx_mode=settings.run.tx_mode)
+                           tx_mode=settings.run.tx_mode, controls=controls)
         if recorder is not None:
             port.add_listener(recorder)
         notifier = stack.enter_context(Notifier())
