@@ -1,0 +1,123 @@
+"""``ecu-sim driver`` on a real vcan0, its pedal a virtual input device made with uinput.
+
+Runs inside the VM (scripts/vm-test loads the uinput module). python-evdev's UInput creates a
+device with an accelerator axis the kernel publishes as /dev/input/eventN; the test moves that
+axis and watches, with a raw PF_CAN socket and a hand decoder of the amp profile's bytes, the APP
+frames the driver process sends under its own source address follow it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli
+from tests.socketcan.conftest import Frame, RawCapture
+
+pytestmark = pytest.mark.socketcan
+
+#: the amp profile's APP frame (PGN 61443) from the driver's default source address 0x31
+DRIVER_APP_ID = 0x18F00331
+AXIS_MAX = 1000
+
+
+def app_pct(frame: Frame) -> int:
+    """Byte 6, 1 %/bit, offset -125 %: decoded by hand, not by the project's codec."""
+    return frame.data[6] - 125
+
+
+@pytest.fixture
+def pedal() -> Iterator[Any]:
+    evdev = pytest.importorskip("evdev")
+    if not Path("/dev/uinput").exists():
+        pytest.fail("/dev/uinput is missing: the guest must load the uinput module (scripts/vm-test)")
+    ecodes = evdev.ecodes
+    axis = evdev.AbsInfo(value=0, min=0, max=AXIS_MAX, fuzz=0, flat=0, resolution=0)
+    device = evdev.UInput({ecodes.EV_ABS: [(ecodes.ABS_GAS, axis)], ecodes.EV_KEY: [ecodes.BTN_SOUTH]},
+                          name="ecu-sim test pedal")
+    try:
+        yield device
+    finally:
+        device.close()
+
+
+def press(pedal: Any, raw: int) -> None:
+    from evdev import ecodes
+
+    pedal.write(ecodes.EV_ABS, ecodes.ABS_GAS, raw)
+    pedal.syn()
+
+
+def _run_cli(argv: list[str], log_path: str) -> None:
+    log = open(log_path, "w", buffering=1)  # noqa: SIM115 - lives as long as this process
+    sys.stdout = sys.stderr = log
+    from ecu_sim.cli import main
+
+    status = main(argv)
+    log.flush()
+    os._exit(status)
+
+
+@pytest.fixture
+def driver_process(tmp_path: Path) -> Iterator[Callable[[str], multiprocessing.process.BaseProcess]]:
+    started: list[tuple[multiprocessing.process.BaseProcess, Path]] = []
+
+    def start(device: str) -> multiprocessing.process.BaseProcess:
+        log = tmp_path / "driver.log"
+        process = multiprocessing.get_context("fork").Process(
+            target=_run_cli, args=(["driver", "--iface", "vcan0", "--device", device], str(log)),
+            daemon=True)
+        process.start()
+        started.append((process, log))
+        return process
+
+    yield start
+    for process, log in started:
+        if process.is_alive():
+            process.terminate()
+        process.join(timeout=30)
+        print(f"--- ecu-sim driver (exit {process.exitcode})\n"
+              f"{log.read_text()[-3000:] if log.exists() else ''}")
+
+
+def wait_for_pedal(capture: RawCapture, pct: int) -> Frame:
+    """The first APP frame showing ``pct``; the process may take a while under emulation."""
+    return capture.wait_for(lambda f: f.can_id == DRIVER_APP_ID and app_pct(f) == pct, timeout=120)[0]
+
+
+def test_list_shows_the_virtual_pedal_with_its_axis(pedal: Any, cli_main: Cli) -> None:
+    result = cli_main("driver", "--list")
+
+    assert result.status == 0, result.err
+    assert f"{pedal.device.path}: ecu-sim test pedal" in result.out
+    assert f"ABS_GAS  0..{AXIS_MAX} (now 0)" in result.out
+
+
+def test_the_app_frames_on_vcan0_follow_the_pedal(
+        pedal: Any, capture: RawCapture,
+        driver_process: Callable[[str], multiprocessing.process.BaseProcess]) -> None:
+    process = driver_process(pedal.device.path)
+    wait_for_pedal(capture, 0)
+
+    press(pedal, AXIS_MAX // 2)
+    wait_for_pedal(capture, 50)
+    press(pedal, AXIS_MAX)
+    wait_for_pedal(capture, 100)
+    press(pedal, AXIS_MAX // 4)
+    wait_for_pedal(capture, 25)
+
+    assert process.is_alive()
+    capture.clear()
+    time.sleep(2.0)
+    held = [app_pct(f) for f in capture.frames(lambda f: f.can_id == DRIVER_APP_ID)]
+    assert held and set(held) == {25}, "the pedal holds still, so does APP"
+    process.terminate()
+    process.join(timeout=60)
+    assert process.exitcode == 0
