@@ -30,13 +30,13 @@ _channels = itertools.count()
 #: the CCM's source address in the j1939 profile: the ECU listens to it alone when a driver is on the bus
 CCM_SA = 0x11
 EBC1 = """
-BO_ 2566914315 EBC1: 8 Vector__XXX
+BO_ 2565865739 EBC1: 8 Vector__XXX
  SG_ BrakePedalPosition : 8|8@1+ (0.4,0) [0|100] "%" CCM
 """
 EBC1_ATTRIBUTES = """
-BA_ "VFrameFormat" BO_ 2566914315 3;
-BA_ "GenMsgCycleTime" BO_ 2566914315 100;
-BA_ "SPN" SG_ 2566914315 BrakePedalPosition 521;
+BA_ "VFrameFormat" BO_ 2565865739 3;
+BA_ "GenMsgCycleTime" BO_ 2565865739 100;
+BA_ "SPN" SG_ 2565865739 BrakePedalPosition 521;
 """
 
 

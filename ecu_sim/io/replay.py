@@ -32,7 +32,6 @@ import can
 
 from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
-from ecu_sim.errors import ConfigError
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
 from ecu_sim.nodes.factory import NodeKind, build_node
@@ -238,12 +237,8 @@ def _key(frames: Sequence[can.Message]) -> list[tuple[int, bool, bytes]]:
 def replay(path: str, dbc: str | None = None) -> ReplayResult:
     """Replay the recording ``path`` and compare what the node sends with what it sent then."""
     recording = load(path)
-    kind = NodeKind(recording.kind)
-    if kind is NodeKind.DRIVER:
-        raise ConfigError(f"{path} is a driver's recording: what a driver sends comes from a person's "
-                          "controls, not from the bus, so there is nothing to replay it against; "
-                          "replay the ECU's or the CCM's recording of the same run instead")
     settings, profile = prepare(settings_of(recording, dbc))
+    kind = NodeKind(recording.kind)
     period = settings.run.resolved_period_s
     bus = ReplayBus(recording)
     clock = ReplayClock(period, recording.ticks, bus)
