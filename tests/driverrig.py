@@ -12,6 +12,7 @@ import dataclasses
 import importlib.resources
 import itertools
 from pathlib import Path
+from typing import Any
 
 import can
 
@@ -66,7 +67,7 @@ class Script:
 
 
 class Rig:
-    def __init__(self, folder: Path, with_ccm: bool = True, **run: float) -> None:
+    def __init__(self, folder: Path, with_ccm: bool = True, **run: Any) -> None:
         run.setdefault("grade_pct", 0.0)
         settings = Settings(profile=ProfileSettings(dbc=dbc_with_brake(folder),
                                                     app_source=CCM_SA if with_ccm else None),
