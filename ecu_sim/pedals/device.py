@@ -146,16 +146,18 @@ def list_devices() -> list[str]:
         except OSError as exc:
             found.append(f"{path}: cannot open ({exc.strerror or exc})")
             continue
-        with device:
-            capabilities = device.capabilities(absinfo=True)
-            axes = capabilities.get(ecodes.EV_ABS, [])
-            if not axes:
-                continue
-            lines = [f"{path}: {device.name}"]
-            lines += [f"  {_name(ecodes.ABS, code)}  {info.min}..{info.max} (now {info.value})"
-                      for code, info in axes]
-            keys = capabilities.get(ecodes.EV_KEY, [])
-            if keys:
-                lines.append("  buttons: " + " ".join(_name(ecodes.bytype[ecodes.EV_KEY], k) for k in keys))
-            found.append("\n".join(lines))
+        try:
+            capabilities, name = device.capabilities(absinfo=True), device.name
+        finally:
+            device.close()
+        axes = capabilities.get(ecodes.EV_ABS, [])
+        if not axes:
+            continue
+        lines = [f"{path}: {name}"]
+        lines += [f"  {_name(ecodes.ABS, code)}  {info.min}..{info.max} (now {info.value})"
+                  for code, info in axes]
+        keys = capabilities.get(ecodes.EV_KEY, [])
+        if keys:
+            lines.append("  buttons: " + " ".join(_name(ecodes.bytype[ecodes.EV_KEY], k) for k in keys))
+        found.append("\n".join(lines))
     return found

@@ -25,6 +25,8 @@ pytestmark = pytest.mark.socketcan
 
 #: the amp profile's APP frame (PGN 61443) from the driver's default source address 0x31
 DRIVER_APP_ID = 0x18F00331
+#: the j1939 profile's CCVS2 (PGN 2560, to the CCM at 0x11) from 0x31: the cruise commands
+J1939_COMMANDS_ID = 0x0C0A1131
 AXIS_MAX = 1000
 
 
@@ -40,8 +42,8 @@ def pedal() -> Iterator[Any]:
         pytest.fail("/dev/uinput is missing: the guest must load the uinput module (scripts/vm-test)")
     ecodes = evdev.ecodes
     axis = evdev.AbsInfo(value=0, min=0, max=AXIS_MAX, fuzz=0, flat=0, resolution=0)
-    device = evdev.UInput({ecodes.EV_ABS: [(ecodes.ABS_GAS, axis)], ecodes.EV_KEY: [ecodes.BTN_SOUTH]},
-                          name="ecu-sim test pedal")
+    device = evdev.UInput({ecodes.EV_ABS: [(ecodes.ABS_GAS, axis), (ecodes.ABS_BRAKE, axis)],
+                           ecodes.EV_KEY: [ecodes.BTN_SOUTH]}, name="ecu-sim test pedal")
     try:
         yield device
     finally:
@@ -66,14 +68,14 @@ def _run_cli(argv: list[str], log_path: str) -> None:
 
 
 @pytest.fixture
-def driver_process(tmp_path: Path) -> Iterator[Callable[[str], multiprocessing.process.BaseProcess]]:
+def driver_process(tmp_path: Path) -> Iterator[Callable[..., multiprocessing.process.BaseProcess]]:
     started: list[tuple[multiprocessing.process.BaseProcess, Path]] = []
 
-    def start(device: str) -> multiprocessing.process.BaseProcess:
-        log = tmp_path / "driver.log"
-        process = multiprocessing.get_context("fork").Process(
-            target=_run_cli, args=(["driver", "--iface", "vcan0", "--device", device], str(log)),
-            daemon=True)
+    def start(device: str, *options: str) -> multiprocessing.process.BaseProcess:
+        log = tmp_path / f"driver{len(started)}.log"
+        argv = ["driver", "--iface", "vcan0", "--device", device, *options]
+        process = multiprocessing.get_context("fork").Process(target=_run_cli, args=(argv, str(log)),
+                                                              daemon=True)
         process.start()
         started.append((process, log))
         return process
@@ -102,7 +104,7 @@ def test_list_shows_the_virtual_pedal_with_its_axis(pedal: Any, cli_main: Cli) -
 
 def test_the_app_frames_on_vcan0_follow_the_pedal(
         pedal: Any, capture: RawCapture,
-        driver_process: Callable[[str], multiprocessing.process.BaseProcess]) -> None:
+        driver_process: Callable[..., multiprocessing.process.BaseProcess]) -> None:
     process = driver_process(pedal.device.path)
     wait_for_pedal(capture, 0)
 
@@ -121,3 +123,21 @@ def test_the_app_frames_on_vcan0_follow_the_pedal(
     process.terminate()
     process.join(timeout=60)
     assert process.exitcode == 0
+
+
+def test_a_button_press_on_the_device_is_sent_as_the_resume_command(
+        pedal: Any, capture: RawCapture,
+        driver_process: Callable[..., multiprocessing.process.BaseProcess]) -> None:
+    from evdev import ecodes
+
+    driver_process(pedal.device.path, "--profile", "j1939", "--resume-key", "BTN_SOUTH")
+    capture.wait_for(lambda f: f.can_id == J1939_COMMANDS_ID, timeout=120)
+    assert all((f.data[0] >> 2) & 0b11 == 0 for f in capture.frames(lambda f: f.can_id == J1939_COMMANDS_ID))
+
+    pedal.write(ecodes.EV_KEY, ecodes.BTN_SOUTH, 1)
+    pedal.syn()
+    pedal.write(ecodes.EV_KEY, ecodes.BTN_SOUTH, 0)  # a tap, released before the next tick
+    pedal.syn()
+    pressed = capture.wait_for(lambda f: f.can_id == J1939_COMMANDS_ID and (f.data[0] >> 2) & 0b11 == 1,
+                               timeout=120)
+    assert pressed[0].data[0] & 0b11 == 0, "cancel (SPN 5603, bits 0-1) stays 00, no action"
