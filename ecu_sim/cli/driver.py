@@ -49,8 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "--axis-released for a pedal that counts down")
     add_option(group, "--brake-axis", key="driver.brake_axis", metavar="NAME",
                help="the brake pedal's absolute axis (default: no brake pedal)")
-    add_option(group, "--brake-released", key="driver.brake_released", type=int, metavar="RAW")
-    add_option(group, "--brake-pressed", key="driver.brake_pressed", type=int, metavar="RAW")
+    add_option(group, "--brake-released", key="driver.brake_released", type=int, metavar="RAW",
+               help="raw value of the released brake pedal (default: the axis minimum)")
+    add_option(group, "--brake-pressed", key="driver.brake_pressed", type=int, metavar="RAW",
+               help="raw value of the fully pressed brake pedal (default: the axis maximum)")
     add_option(group, "--resume-key", key="driver.resume_key", metavar="NAME",
                help="button that resumes cruise control, e.g. BTN_SOUTH")
     add_option(group, "--cancel-key", key="driver.cancel_key", metavar="NAME",
