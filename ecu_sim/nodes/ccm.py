@@ -54,8 +54,11 @@ class Ccm(InputNode):
         return self.speed_kph is not None and self.engaged
 
     def handle(self, msg: can.Message) -> None:
-        if self.driver is None or not self.driver.take(msg, self.tick_index):
-            super().handle(msg)
+        """The driver's frames first; to the speed input they are frames of other messages."""
+        if self.driver is not None and self.driver.take(msg, self.tick_index):
+            self.other += 1
+            return
+        super().handle(msg)
 
     def tick(self, deadline: float, transmit: bool) -> None:
         self.speed_kph = speed = self.held.get(self.tick_index)
