@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import can
 import pytest
 
-from tests.conftest import HANG_S, Udp, clean_env, ecu_sim_command
+from tests.conftest import HANG_S, Node, Udp, clean_env, ecu_sim_command
 
 pytestmark = pytest.mark.slow
 
@@ -29,6 +30,17 @@ def terminal() -> Iterator[tuple[int, int]]:
     yield master, slave
     for fd in (master, slave):
         os.close(fd)
+
+
+def status_after(node: Node, pattern: str) -> None:
+    """Wait for a status line matching ``pattern`` among those the process logs from now on."""
+    seen = len(node.log.splitlines())
+    give_up = time.monotonic() + HANG_S
+    while time.monotonic() < give_up:
+        if any(re.search(pattern, line) for line in node.log.splitlines()[seen:]):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no status line /{pattern}/ after the key:\n{node.log}")
 
 
 def next_app(bus: can.BusABC, pct: int) -> None:
@@ -58,3 +70,23 @@ def test_arrow_keys_in_the_terminal_step_the_pedal_on_the_bus(
         process.terminate()
         _, err = process.communicate(timeout=HANG_S)
     assert process.returncode == 0, err.decode()
+
+
+def test_three_processes_cancel_resume_and_override_from_the_keyboard(
+        udp: Udp, start: Callable[..., Node], terminal: tuple[int, int]) -> None:
+    """ECU, CCM and a keyboard driver as separate processes (j1939: the cruise commands in CCVS2)."""
+    master, slave = terminal
+    start("--profile", "j1939", "--app-source", "0x11", "--grade", "0", "--initial-speed", "90",
+          *udp.args())
+    ccm = start("ccm", "--profile", "j1939", "--set-speed", "90", *udp.args())
+    driver = subprocess.Popen(ecu_sim_command("driver", "--profile", "j1939", *udp.args()), stdin=slave,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=clean_env())
+    try:
+        ccm.wait_for(r"\| cruise on \|")
+        for key, status in ((b"c", r"\| cruise off \|"), (b"r", r"\| cruise on \|"),
+                            (b"m", r"APP 100\.0 % \| cruise override \|")):
+            os.write(master, key)
+            status_after(ccm, status)
+    finally:
+        driver.terminate()
+        driver.wait(HANG_S)
