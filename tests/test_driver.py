@@ -18,6 +18,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.cli import build_parser
 from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import ConfigError
+from ecu_sim.faults.spec import FaultSchedule, parse_fault
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.pedals.controls import Calibration, Controls
 from ecu_sim.pedals.keyboard import KeyPedal, decode
@@ -38,7 +39,8 @@ APP_ID, BRAKE_ID, COMMANDS_ID = 0x0CF00331, 0x18F00131, 0x0C0A1131
 class Wire:
     """The driver node alone on a bus, and a listener that keeps every frame it sends."""
 
-    def __init__(self, dbc: str | None, profile: str = "j1939", driver_source: int = 0x31) -> None:
+    def __init__(self, dbc: str | None, profile: str = "j1939", driver_source: int = 0x31,
+                 faults: tuple[str, ...] = ()) -> None:
         settings = Settings(profile=ProfileSettings(name=profile, dbc=dbc),
                             driver=DriverSettings(driver_source=driver_source))
         self.settings, self.profile = prepare(settings, "app")
@@ -47,7 +49,8 @@ class Wire:
         self.listener = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
         self.script = Script()
         port = Port(self.bus, NodeKind.DRIVER.frame_ids(self.profile, self.settings))
-        self.node = build_node(NodeKind.DRIVER, port, self.profile, self.settings,
+        schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), 0)
+        self.node = build_node(NodeKind.DRIVER, port, self.profile, self.settings, schedule=schedule,
                                controls=self.script).node
         self.loop = TickLoop(VirtualClock(), self.settings.run.resolved_period_s, [self.node])
 
@@ -100,6 +103,16 @@ def test_a_button_tapped_between_two_frames_of_its_message_is_sent_in_the_next(w
     commands = [f.data[0] & 0x0F for f in of(wire.frames(), COMMANDS_ID)]
 
     assert commands == [0b0000, 0b0100, 0b0000], "resume (bits 2-3) = 01 once, cancel (bits 0-1) = 00"
+
+
+def test_faults_act_on_the_drivers_app(tmp_path: Path) -> None:
+    w = Wire(None, profile="amp", faults=("offset=+10@0.2", "silent@0.4"))
+    w.script.now = Controls(app_pct=30.0)
+    w.loop.run(6)
+    frames = w.frames()
+    w.close()
+
+    assert [f.data[6] - 125 for f in frames] == [30, 30, 40, 40], "+10 % from 0.2 s, nothing from 0.4 s"
 
 
 def test_the_driver_source_address_is_configurable(tmp_path: Path) -> None:

@@ -70,6 +70,8 @@ def test_arrow_keys_in_the_terminal_step_the_pedal_on_the_bus(
         process.terminate()
         _, err = process.communicate(timeout=HANG_S)
     assert process.returncode == 0, err.decode()
+    assert "keyboard pedal: up/down" in err.decode()
+    assert re.search(r"stopped after \d+ ticks: .* rx \d+ tx \d+ invalid 0", err.decode())
 
 
 def test_three_processes_cancel_resume_and_override_from_the_keyboard(

@@ -141,3 +141,16 @@ def test_a_button_press_on_the_device_is_sent_as_the_resume_command(
     pressed = capture.wait_for(lambda f: f.can_id == J1939_COMMANDS_ID and (f.data[0] >> 2) & 0b11 == 1,
                                timeout=120)
     assert pressed[0].data[0] & 0b11 == 0, "cancel (SPN 5603, bits 0-1) stays 00, no action"
+
+
+def test_a_pedal_that_counts_down_is_calibrated_by_its_released_and_pressed_values(
+        pedal: Any, capture: RawCapture,
+        driver_process: Callable[..., multiprocessing.process.BaseProcess]) -> None:
+    press(pedal, 900)
+    driver_process(pedal.device.path, "--axis-released", "900", "--axis-pressed", "100")
+    wait_for_pedal(capture, 0)
+
+    press(pedal, 100)
+    wait_for_pedal(capture, 100)
+    press(pedal, 700)
+    wait_for_pedal(capture, 25)
