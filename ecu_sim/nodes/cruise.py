@@ -26,6 +26,9 @@ from ecu_sim.codec.driver import DriverRoles
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.runtime.held import HeldInput
 
+#: identifiers remembered as the driver's or not; bounded against a flood of random identifiers
+_CACHE_MAX = 4096
+
 
 @dataclass(frozen=True, slots=True)
 class DriverView:
@@ -54,6 +57,9 @@ class DriverDemand:
         self._brake = roles.brake
         self._commands = [(name, codec) for name, codec in (("resume", roles.resume),
                                                             ("cancel", roles.cancel)) if codec is not None]
+        self._codecs = [app, *roles.present()]
+        self._std_cache: dict[int, bool] = {}
+        self._ext_cache: dict[int, bool] = {}
         self.pedal = HeldInput(hold_ticks)
         self.brake = HeldInput(hold_ticks)
         self._last: dict[str, bool] = {}
@@ -63,9 +69,16 @@ class DriverDemand:
 
     def take(self, msg: can.Message, tick: int) -> bool:
         """Handle ``msg`` if it is one of the driver's frames (the CCM's own APP never gets here)."""
-        if msg.is_remote_frame:
-            return False
         ident, extended, data = msg.arbitration_id, msg.is_extended_id, msg.data
+        cache = self._ext_cache if extended else self._std_cache
+        known = cache.get(ident)
+        if known is None:  # one lookup per frame of the rest of the bus, as the codecs' own caches
+            known = any(codec.matches(ident, extended) for codec in self._codecs)
+            if len(cache) >= _CACHE_MAX:
+                cache.clear()
+            cache[ident] = known
+        if not known or msg.is_remote_frame:
+            return False
         taken = False
         if self._app.matches(ident, extended):
             self._hold(self.pedal, self._app.decode(data), tick)

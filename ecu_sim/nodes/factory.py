@@ -57,7 +57,8 @@ class NodeKind(enum.Enum):
         if self is not NodeKind.DRIVER:
             return [self.sends(profile).frame_id]
         sa = settings.driver.driver_source
-        return [_from(profile.app, sa), *(_from(c, sa) for c in DriverRoles.of(profile).present())]
+        ids = [_from(profile.app, sa), *(_from(c, sa) for c in DriverRoles.of(profile).present())]
+        return list(dict.fromkeys(ids))  # one message may carry several of the driver's signals
 
 
 @dataclass(frozen=True)
