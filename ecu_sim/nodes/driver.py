@@ -8,8 +8,10 @@ number of ticks). It listens for the speed, as a driver reads the speedometer: t
 shows it, and the frames of the bus are taken (and recorded) like any node's.
 
 Several signals of one message (the cruise commands) are sent in one frame: each codec sends every
-bit but its own as ones, so the frame is the bitwise AND of the codecs' payloads. A button tapped
-between two frames of its message is sent in the next one.
+bit but its own as ones, so the frame is the bitwise AND of the codecs' payloads. A button press,
+even a tap between two frames of its message, is sent in the next few frames of that message: a
+receiver acts on the change, so repeats cost nothing, while a single frame may be lost, or, when
+the kernel times the frames, replaced by the next payload before its timer fires.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.pedals.controls import Controls, ControlsSource
+
+#: frames of its message that carry a button press, counting the first
+PRESS_FRAMES = 3
 
 
 @dataclass(frozen=True)
@@ -52,14 +57,15 @@ class Driver(InputNode):
         self.controls_source = controls
         self.controls = Controls()
         self.speed_kph: float | None = None
-        #: buttons pressed since their message was last sent
-        self._unsent: set[str] = set()
+        #: buttons pressed -> frames of their message still to carry the press
+        self._pressed: dict[str, int] = {}
 
     def tick(self, deadline: float, transmit: bool) -> None:
         self.controls = controls = self.controls_source.read()
         self.speed_kph = self.held.get(self.tick_index)
-        self._unsent.update(name for name, on in (("resume", controls.resume),
-                                                  ("cancel", controls.cancel)) if on)
+        for name, on in (("resume", controls.resume), ("cancel", controls.cancel)):
+            if on:
+                self._pressed[name] = PRESS_FRAMES
         if transmit:
             self.send(deadline, self.encode_app(controls.app_pct))
             for message in self.messages:
@@ -71,8 +77,9 @@ class Driver(InputNode):
         values = {"brake": self.controls.brake_pct}
         for name, _ in message.signals:
             if name in ("resume", "cancel"):
-                values[name] = 1.0 if name in self._unsent else 0.0
-                self._unsent.discard(name)
+                left = self._pressed.get(name, 0)
+                values[name] = 1.0 if left else 0.0
+                self._pressed[name] = max(0, left - 1)
         return combined([codec.encode(values[name]) for name, codec in message.signals])
 
     def status_line(self) -> str:
