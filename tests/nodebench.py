@@ -19,6 +19,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.faults.spec import FaultSchedule, parse_fault
 from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runs.prepare import load_route, prepare
@@ -74,7 +75,9 @@ class Bench:
         route = load_route(self.settings) if self.kind is NodeKind.ECU else None
         self.built = build_node(self.kind, self.port, self.profile, self.settings, route=route,
                                 schedule=self.schedule)
-        self.node: Ecu | Ccm = self.built.node
+        node = self.built.node
+        assert not isinstance(node, Driver), "the bench runs the ECU or the CCM"
+        self.node: Ecu | Ccm = node
         self._sent: list[can.Message] = []
         self.port.add_listener(_SentOnly(self._sent))
         observers: list[TickObserver] = []

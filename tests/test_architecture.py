@@ -16,6 +16,7 @@ ALLOWED = {
     "control": set(),
     "j1939": set(),
     "runtime": set(),
+    "pedals": set(),
     "codec": {"j1939"},
     "faults": {"codec", "runtime", "bus"},
     "settings": {"faults", "runtime", "vehicle", "control"},

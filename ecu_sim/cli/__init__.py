@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "cosim": "cosim",
     "export-fmu": "export_fmu",
     "plot": "plot",
+    "driver": "driver",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command

@@ -119,6 +119,10 @@ def _head(path: str, line: str) -> dict[str, Any]:
         head = None
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise ConfigError(f"{path}, line 1: not a tick journal written by ecu-sim --record")
+    if head.get("node") == "driver":
+        raise ConfigError(f"{path}: a driver's recording cannot be replayed: what a driver sends comes "
+                          "from a person's controls, not from the bus; replay the ECU's or the CCM's "
+                          "recording of the same run instead")
     if head.get("version") not in READABLE_VERSIONS or head.get("node") not in ("ecu", "ccm"):
         raise ConfigError(f"{path}, line 1: journal version {head.get('version')} of node "
                           f"{head.get('node')!r} is not one this ecu-sim replays (version {VERSION})")

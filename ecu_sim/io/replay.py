@@ -35,6 +35,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
 from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runs.prepare import load_route, prepare
@@ -237,7 +238,7 @@ def _key(frames: Sequence[can.Message]) -> list[tuple[int, bool, bytes]]:
 
 
 def replay(path: str, dbc: str | None = None,
-           watch: Callable[[Ecu | Ccm], TickObserver] | None = None) -> ReplayResult:
+           watch: Callable[[Ecu | Ccm | Driver], TickObserver] | None = None) -> ReplayResult:
     """Replay the recording ``path`` and compare what the node sends with what it sent then.
 
     ``watch(node)`` gives an observer of the replayed node's ticks: the state a recording does

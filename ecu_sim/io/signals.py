@@ -23,6 +23,7 @@ from cantools.database.can import Database, Message
 from ecu_sim.bus.listener import Direction
 from ecu_sim.j1939.ids import pgn_of, source_address_of
 from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.runtime.loop import LATE_FRACTION, LoopStats
 
@@ -143,8 +144,12 @@ class TickView:
         return snapshot
 
 
-def node_state(node: Ecu | Ccm) -> Mapping[str, float]:
-    """What the model holds after a tick: the ECU's truck, or the CCM's controller."""
+def node_state(node: Ecu | Ccm | Driver) -> Mapping[str, float]:
+    """What the model holds after a tick: the ECU's truck, the CCM's controller, the driver's controls."""
+    if isinstance(node, Driver):
+        controls = node.controls
+        held = {} if node.speed_kph is None else {"speed_kph": node.speed_kph}
+        return {"app_pct": controls.app_pct, "brake_pct": controls.brake_pct, **held}
     if isinstance(node, Ecu):
         return {"speed_kph": node.state.speed_kph, "app_pct": node.app_pct,
                 "app_missing": float(node.app_missing), "grade_pct": node.grade_pct,
@@ -156,7 +161,7 @@ def node_state(node: Ecu | Ccm) -> Mapping[str, float]:
     return state
 
 
-def node_counters(node: Ecu | Ccm) -> Mapping[str, float]:
+def node_counters(node: Ecu | Ccm | Driver) -> Mapping[str, float]:
     """The node's counters as the status line shows them, by name."""
     port = node.port.counters
     counters: dict[str, float] = {"rx": port.rx, "tx": port.tx, "echo": port.echo,

@@ -13,6 +13,9 @@ the CCM does two more things, both only when its DBC has the messages:
   position), as GEM's driver model does: only while its pedal demand is 0 %, only after that has
   lasted ``BRAKE_DELAY_S`` (so it does not dither between pedal and brake), and proportional to
   the speed above the set speed plus ``BRAKE_BAND_KPH``.
+
+With a driver on the bus, the driver's pedal, brake and cruise commands act as
+ecu_sim.nodes.cruise says (override, brake, resume).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
+from ecu_sim.nodes.cruise import DriverDemand, DriverView, engaged_after
 from ecu_sim.nodes.input import InputNode
 
 #: speed above the set speed at which braking starts, km/h
@@ -50,6 +54,7 @@ class Ccm(InputNode):
         speed_source: int | None = None,
         gears: tuple[RoleCodec, RoleCodec] | None = None,
         brake: tuple[RoleCodec, Output] | None = None,
+        driver: DriverDemand | None = None,
     ) -> None:
         super().__init__(port, profile.speed, output, hold_ticks, speed_source)
         #: ETC2's current and selected gear codecs, and the tick of the latest frame saying a shift is on
@@ -67,10 +72,16 @@ class Ccm(InputNode):
         self.pi_state = PiState()
         self.app_pct = 0.0
         self.speed_kph: float | None = None
+        #: the driver's frames, when the CCM listens for a driver
+        self.driver = driver
+        #: cruise is on unless the driver braked or cancelled (and did not resume since)
+        self.engaged = True
+        #: the driver's pedal is above the controller's demand while cruise is on
+        self.override = False
 
     @property
     def cruise_active(self) -> bool:
-        return self.speed_kph is not None
+        return self.speed_kph is not None and self.engaged
 
     @property
     def shifting(self) -> bool:
@@ -78,7 +89,11 @@ class Ccm(InputNode):
         return self.tick_index - self.shift_tick < self.hold_ticks
 
     def handle(self, msg: can.Message) -> None:
-        """ETC2 tells whether a shift is on; everything else as for any input node."""
+        """The driver's frames first (to the speed input they are frames of other messages), then
+        ETC2, which tells whether a shift is on; everything else as for any input node."""
+        if self.driver is not None and self.driver.take(msg, self.tick_index):
+            self.other += 1
+            return
         gears = self.gears
         if gears is not None and gears[0].matches(msg.arbitration_id, msg.is_extended_id):
             if msg.data == self._steady_gears:
@@ -93,14 +108,19 @@ class Ccm(InputNode):
 
     def tick(self, deadline: float, transmit: bool) -> None:
         self.speed_kph = speed = self.held.get(self.tick_index)
-        if speed is None:
-            self.app_pct = 0.0
+        view = DriverView() if self.driver is None else self.driver.view(self.tick_index)
+        self.engaged = engaged_after(self.engaged, view, speed is not None)
+        cruise_app = 0.0
+        if speed is None or not self.engaged:
             self.pi_state = PiState()
         else:
-            self.app_pct, state = controller.step(
+            cruise_app, state = controller.step(
                 self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
-            if not (self.gears is not None and self.shifting):
+            overridden = view.pedal_pct > cruise_app
+            if not (overridden or (self.gears is not None and self.shifting)):  # else frozen
                 self.pi_state = state
+        self.override = self.cruise_active and view.pedal_pct > cruise_app
+        self.app_pct = max(cruise_app, view.pedal_pct)
         if transmit:
             self.send(deadline, self.encode_app(self.app_pct))
         if self.brake is not None:
@@ -111,7 +131,7 @@ class Ccm(InputNode):
         """The brake demand for this tick (see the module), sent every tick."""
         self._app_zero_ticks = self._app_zero_ticks + 1 if self.app_pct <= 0.0 else 0
         over = 0.0 if speed is None else speed - self.set_speed_kph - BRAKE_BAND_KPH
-        if over > 0.0 and self._app_zero_ticks * self.dt_s >= BRAKE_DELAY_S:
+        if self.cruise_active and over > 0.0 and self._app_zero_ticks * self.dt_s >= BRAKE_DELAY_S:
             self.brake_pct = min(100.0, BRAKE_GAIN_PCT_PER_KPH * over)
         else:
             self.brake_pct = 0.0
@@ -121,6 +141,7 @@ class Ccm(InputNode):
 
     def status_line(self) -> str:
         speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"
-        cruise = "on" if self.cruise_active else "off (no speed)"
+        cruise = ("off (no speed)" if self.speed_kph is None else "off" if not self.engaged
+                  else "override" if self.override else "on")
         return (f"speed {speed} | set {self.set_speed_kph:.1f} km/h | APP {self.app_pct:5.1f} % "
                 f"| cruise {cruise} | {self.counters_text()}")

@@ -29,6 +29,7 @@ from ecu_sim.io import mcap_format, replay
 from ecu_sim.io.recording import load
 from ecu_sim.io.signals import node_state
 from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 
 log = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ def from_mcap(path: str) -> Series:
 class _Watch:
     """A tick observer of the replayed node: its state after each tick."""
 
-    def __init__(self, node: Ecu | Ccm, series: Series, period_s: float) -> None:
+    def __init__(self, node: Ecu | Ccm | Driver, series: Series, period_s: float) -> None:
         self._node = node
         self._series = series
         self._period_s = period_s

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
 from ecu_sim.runs import routes
@@ -19,14 +20,21 @@ from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule
 
 
-def prepare(settings: Settings) -> tuple[Settings, Profile]:
-    """The settings with ``run.period_s`` filled in, and their profile; ConfigError names each mistake."""
+def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Profile]:
+    """The settings with ``run.period_s`` filled in, and their profile; ConfigError names each mistake.
+
+    ``period_of`` is the role whose message's cycle time is the default period: the speed for the
+    ECU and the CCM, APP for the driver, whose pedal frames keep the DBC's rate.
+    """
     p = settings.profile
     profile = Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
     if settings.run.period_s is None:
+        codec = profile.app if period_of == "app" else profile.speed
+        cycle_ms = codec.message.cycle_time
+        period = cycle_ms / 1000.0 if cycle_ms else profile.period_s
         settings = dataclasses.replace(
-            settings, run=dataclasses.replace(settings.run, period_s=profile.period_s),
-            origins={**settings.origins, "run.period_s": _period_origin(profile)})
+            settings, run=dataclasses.replace(settings.run, period_s=period),
+            origins={**settings.origins, "run.period_s": _period_origin(profile, codec)})
     # Again with the period now known: an input timeout must be at least one period of it.
     problems = settings.run.problems()
     if problems:
@@ -57,11 +65,11 @@ def load_route(settings: Settings) -> GradeSchedule:
     return GradeSchedule.testbed()
 
 
-def _period_origin(profile: Profile) -> str:
-    cycle_ms = profile.speed.message.cycle_time
+def _period_origin(profile: Profile, codec: RoleCodec) -> str:
+    cycle_ms = codec.message.cycle_time
     if cycle_ms is not None and cycle_ms > 0:
-        return f"GenMsgCycleTime {cycle_ms} ms of {profile.speed.message_name} in {profile.dbc_path}"
-    return f"the default, {profile.speed.message_name} in {profile.dbc_path} has no GenMsgCycleTime"
+        return f"GenMsgCycleTime {cycle_ms} ms of {codec.message_name} in {profile.dbc_path}"
+    return f"the default, {codec.message_name} in {profile.dbc_path} has no GenMsgCycleTime"
 
 
 def _check_against_profile(settings: Settings, profile: Profile) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
 from ecu_sim.bus import options as bus_options
@@ -25,6 +25,7 @@ from ecu_sim.io.mcap_format import McapRecorder
 from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
+from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runs import viewers
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
@@ -39,9 +40,15 @@ from ecu_sim.vehicle.route import GradeSchedule
 log = logging.getLogger("ecu_sim")
 
 
-def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -> int:
+#: opens the driver's controls once the settings are checked (a device, the terminal)
+OpenControls = Callable[[Settings], AbstractContextManager[ControlsSource]]
+
+
+def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
+                 open_controls: OpenControls | None = None) -> int:
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
-    settings, profile = prepare(settings)
+    settings, profile = prepare(settings, "app" if kind is NodeKind.DRIVER else "speed")
+    own_ids = kind.frame_ids(profile, settings)
     route = load_vehicle_route(settings) if kind is NodeKind.ECU else None
     if isinstance(route, Road) and settings.record.file is not None:
         raise ConfigError("--record replays the testbed vehicle only so far; record without "
@@ -59,7 +66,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
             raise ConfigError("--plant replaces the testbed truck, and --vehicle class6 has its own "
                               "driveline; drop one of the two")
     with ExitStack() as stack:
-        port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
+        controls = None if open_controls is None else stack.enter_context(open_controls(settings))
+        port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=own_ids,
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
@@ -68,7 +76,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
             None if mcap else _recorder(stack, kind, settings, profile, route, schedule))
         plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
-                           schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant)
+                           schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
+                           controls=controls)
         stats = LoopStats()
         view = _view(kind, built, profile, stats, settings) if mcap or settings.stream.target else None
         if mcap and view is not None and settings.record.file is not None:

@@ -80,6 +80,7 @@ class Simulation:
             if driver.kind == "ccm":
                 ccm = build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
                                  new_frame=frame).node
+                assert isinstance(ccm, Ccm)
                 nodes.append(ccm)
                 watched.append(("ccm", ccm))
             elif driver.kind == "pedal":

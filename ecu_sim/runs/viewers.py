@@ -17,11 +17,12 @@ from ecu_sim.io.mcap_format import McapRecorder
 from ecu_sim.io.signals import FrameDecoder, NodeView, TickView, node_counters, node_state
 from ecu_sim.io.stream import UdpStream
 from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.runtime.loop import LoopStats, TickObserver
 
 
-def tick_view(nodes: Sequence[tuple[str, Ecu | Ccm]], profile: Profile, stats: LoopStats,
+def tick_view(nodes: Sequence[tuple[str, Ecu | Ccm | Driver]], profile: Profile, stats: LoopStats,
               period_s: float, timestamp: Callable[[float], float]) -> TickView:
     """A view of ``nodes`` (name, node), each listened to on its own port."""
     decoder = FrameDecoder(profile.database)
@@ -33,7 +34,7 @@ def tick_view(nodes: Sequence[tuple[str, Ecu | Ccm]], profile: Profile, stats: L
     return TickView(views, stats, period_s, timestamp)
 
 
-def _bound(function: Callable[[Ecu | Ccm], Any], node: Ecu | Ccm) -> Callable[[], Any]:
+def _bound(function: Callable[[Ecu | Ccm | Driver], Any], node: Ecu | Ccm | Driver) -> Callable[[], Any]:
     return lambda: function(node)
 
 

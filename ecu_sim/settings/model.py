@@ -184,6 +184,36 @@ class StreamSettings:
 
 
 @dataclass(frozen=True)
+class DriverSettings:
+    """``ecu-sim driver``: where the driver's controls come from and how they are read."""
+
+    #: an input device (/dev/input/eventN); None: the keyboard in the terminal
+    device: str | None = None
+    #: evdev names of the pedal's and the brake's absolute axes, and of the cruise buttons
+    axis: str = "ABS_GAS"
+    brake_axis: str | None = None
+    resume_key: str | None = None
+    cancel_key: str | None = None
+    #: raw axis values of the released and the fully pressed pedal (default: the device's range)
+    axis_released: int | None = None
+    axis_pressed: int | None = None
+    brake_released: int | None = None
+    brake_pressed: int | None = None
+    #: the J1939 source address of the driver's frames (default: the primary cab controller)
+    driver_source: int = 0x31
+    #: how far one arrow key moves the keyboard pedal
+    step_pct: float = 5.0
+
+    def problems(self) -> list[str]:
+        found = []
+        if not (math.isfinite(self.step_pct) and 0 < self.step_pct <= 100):
+            found.append(f"step_pct must be within 0..100 % and above 0 (got {self.step_pct})")
+        if not 0 <= self.driver_source <= 253:
+            found.append(f"driver_source must be a J1939 source address 0..253 (got {self.driver_source})")
+        return found
+
+
+@dataclass(frozen=True)
 class Settings:
     profile: ProfileSettings = field(default_factory=ProfileSettings)
     truck: TruckParams = field(default_factory=TruckParams)
@@ -193,6 +223,7 @@ class Settings:
     faults: FaultSettings = field(default_factory=FaultSettings)
     record: RecordSettings = field(default_factory=RecordSettings)
     stream: StreamSettings = field(default_factory=StreamSettings)
+    driver: DriverSettings = field(default_factory=DriverSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -210,6 +241,7 @@ SECTIONS: dict[str, type[Any]] = {
     "faults": FaultSettings,
     "record": RecordSettings,
     "stream": StreamSettings,
+    "driver": DriverSettings,
 }
 BUS_SECTION = "bus"
 

@@ -1,0 +1,90 @@
+"""The driver node: a person's pedal, brake and cruise buttons put on the bus, once a tick.
+
+It reads its controls (an input device, the keyboard, a test's script) at each tick without
+waiting and sends the accelerator pedal in the APP message under its own J1939 source address,
+so a receiver tells it from the cruise control module's APP. Where the DBC has them it also sends
+the brake pedal position and the cruise commands, each message at its own cycle time (a whole
+number of ticks). It listens for the speed, as a driver reads the speedometer: the status line
+shows it, and the frames of the bus are taken (and recorded) like any node's.
+
+Several signals of one message (the cruise commands) are sent in one frame: each codec sends every
+bit but its own as ones, so the frame is the bitwise AND of the codecs' payloads. A button press,
+even a tap between two frames of its message, is sent in the next few frames of that message: a
+receiver acts on the change, so repeats cost nothing, while a single frame may be lost, or, when
+the kernel times the frames, replaced by the next payload before its timer fires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import Output
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.nodes.input import InputNode
+from ecu_sim.pedals.controls import Controls, ControlsSource
+
+#: frames of its message that carry a button press, counting the first
+PRESS_FRAMES = 3
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message of the driver's besides APP: its signals by role, its output, sent every N ticks."""
+
+    signals: tuple[tuple[str, RoleCodec], ...]
+    output: Output
+    every_ticks: int
+
+
+def combined(payloads: list[bytes]) -> bytes:
+    """One frame carrying every payload's own signal: the bitwise AND of all-ones-elsewhere payloads."""
+    value = int.from_bytes(payloads[0], "big")
+    for payload in payloads[1:]:
+        value &= int.from_bytes(payload, "big")
+    return value.to_bytes(len(payloads[0]), "big")
+
+
+class Driver(InputNode):
+    source_option = "--speed-source"
+
+    def __init__(self, port: Port, speed: RoleCodec, app: RoleCodec, output: Output,
+                 messages: tuple[Message, ...], controls: ControlsSource, hold_ticks: int,
+                 speed_source: int | None = None) -> None:
+        super().__init__(port, speed, output, hold_ticks, speed_source)
+        self.encode_app = app.encode
+        self.messages = messages
+        self.controls_source = controls
+        self.controls = Controls()
+        self.speed_kph: float | None = None
+        #: buttons pressed -> frames of their message still to carry the press
+        self._pressed: dict[str, int] = {}
+
+    def tick(self, deadline: float, transmit: bool) -> None:
+        self.controls = controls = self.controls_source.read()
+        self.speed_kph = self.held.get(self.tick_index)
+        for name, on in (("resume", controls.resume), ("cancel", controls.cancel)):
+            if on:
+                self._pressed[name] = PRESS_FRAMES
+        if transmit:
+            self.send(deadline, self.encode_app(controls.app_pct))
+            for message in self.messages:
+                if self.tick_index % message.every_ticks == 0:
+                    message.output.send(self.tick_index, deadline, self._payload(message))
+        self.end_tick()
+
+    def _payload(self, message: Message) -> bytes:
+        values = {"brake": self.controls.brake_pct}
+        for name, _ in message.signals:
+            if name in ("resume", "cancel"):
+                left = self._pressed.get(name, 0)
+                values[name] = 1.0 if left else 0.0
+                self._pressed[name] = max(0, left - 1)
+        return combined([codec.encode(values[name]) for name, codec in message.signals])
+
+    def status_line(self) -> str:
+        c = self.controls
+        speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"
+        buttons = "".join(f" | {name}" for name, on in (("resume", c.resume), ("cancel", c.cancel)) if on)
+        return (f"APP {c.app_pct:5.1f} % | brake {c.brake_pct:5.1f} %{buttons} | speed {speed} "
+                f"| {self.counters_text()}")

@@ -1,0 +1,1 @@
+"""The driver's controls read from the outside world: a Linux input device, or the terminal's keys."""
