@@ -52,7 +52,14 @@ def run(args: argparse.Namespace) -> int:
               f"frames before it are identical{note}. Replay the log and journal one run wrote, "
               f"unedited", file=sys.stderr)
         return 1
+    end = ""
+    if result.cut:
+        last = result.ticks - 1
+        where = (f"ends at tick {last} (t = {last * result.period_s:.1f} s), its last flushed tick"
+                 if last >= 0 else "holds no tick: the run ended before its first flush")
+        end = (f"; the recording {where}, as the run ended without stopping in order (killed, a "
+               f"power cut or a full disk)")
     print(f"{args.file}: {node} replayed {span}: {result.frames} frames sent bit for bit as "
-          f"recorded{note}")
+          f"recorded{note}{end}")
     return 0
 

@@ -20,6 +20,7 @@ a replay needs.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -70,27 +71,63 @@ class Journal:
 
 
 class JournalWriter:
-    """Writes one journal; ``close`` ends it with the ``end`` line of a run that stopped in order."""
+    """Writes one journal; ``close`` ends it with the ``end`` line of a run that stopped in order.
+
+    Tick lines are held in memory until :meth:`flush`, which the recorder calls right after it
+    flushed the log: the journal on disk never counts a frame the log on disk lacks, so a killed
+    run's recording replays up to its last flush. Line 1 is on disk before the first tick.
+    """
 
     def __init__(self, path: str, head: dict[str, Any]) -> None:
         self.path = path
-        self._file: IO[str] = open(path, "w", encoding="ascii", buffering=1 << 16)  # noqa: SIM115  # closed by close()
-        self._file.write(json.dumps({"format": FORMAT, "version": VERSION, **head},
-                                    separators=(",", ":")) + "\n")
+        self._pending: list[str] = []
+        self._file: IO[str] = open(path, "w", encoding="ascii")  # noqa: SIM115  # closed by close()
+        try:
+            self._file.write(json.dumps({"format": FORMAT, "version": VERSION, **head},
+                                        separators=(",", ":")) + "\n")
+            self._file.flush()
+        except OSError:
+            self.discard()
+            raise
+
+    def fileno(self) -> int:
+        return self._file.fileno()
 
     def tick(self, rx: int, tx: int, skipped: bool, failed: bool) -> None:
         flags = ("s" if skipped else "") + ("f" if failed else "")
-        self._file.write(f"{rx} {tx} {flags}\n" if flags else f"{rx} {tx}\n")
+        self._pending.append(f"{rx} {tx} {flags}\n" if flags else f"{rx} {tx}\n")
 
     def part(self, name: str) -> None:
-        self._file.write(f"part {os.path.basename(name)}\n")
+        self._pending.append(f"part {os.path.basename(name)}\n")
+
+    def flush(self) -> None:
+        """Hand the held lines to the operating system (survives a killed process, not a power cut)."""
+        if self._pending:
+            self._file.write("".join(self._pending))
+            self._pending.clear()
+        self._file.flush()
 
     def close(self, trailing: int | None) -> None:
-        """Flush and close; ``trailing`` frames after the last tick, None for a log not closed whole."""
+        """Flush and close; ``trailing`` frames after the last tick, None for a log not closed whole,
+        whose last held lines are dropped (they may count frames the log lacks)."""
         try:
             if trailing is not None:
-                self._file.write(f"end {trailing}\n")
+                self._pending.append(f"end {trailing}\n")
+                self.flush()
         finally:
+            self._pending.clear()
+            self._close_quietly()
+
+    def discard(self) -> None:
+        """Close and delete: a recording that never started leaves no journal behind."""
+        self._pending.clear()
+        self._close_quietly()
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
+
+    def _close_quietly(self) -> None:
+        # Closing flushes again; after a failed write that fails again, but the file is closed.
+        with contextlib.suppress(OSError):
             self._file.close()
 
 

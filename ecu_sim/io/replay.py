@@ -122,6 +122,11 @@ class ReplayBus(can.BusABC):
             return
         expected = self._recording.trailing
         check_received = self._recording.directions_kept
+        if expected is None:
+            # A run killed before it stopped: its recording ends at the journal's last tick, and
+            # what the log holds after it (up to a second of frames, maybe half a line) is not
+            # counted by any tick, so it is left unread.
+            return
         after = f"after the journal's last tick (tick {last - 1})"
         count = 0
         while taken := self._take(1):
@@ -141,9 +146,6 @@ class ReplayBus(can.BusABC):
                                            f"received {after}, the log holds {count}")
 
     def _end_text(self) -> str:
-        if self._recording.trailing is None:
-            return ("the journal has no end line, so the run was killed before it finished its "
-                    "journal: only a complete recording replays")
         return "nothing is sent after the last tick, so the log is not this journal's"
 
     def feed(self, tick: int) -> None:
@@ -217,6 +219,9 @@ class ReplayResult:
     difference: Difference | None
     #: where the log parts from its journal (frames missing, remarked, cut short or run on)
     mismatch: Mismatch | None = None
+    #: the journal has no end line: the run was killed (or its disk filled) before it stopped,
+    #: and the recording ends at its last tick
+    cut: bool = False
 
     @property
     def identical(self) -> bool:
@@ -258,6 +263,7 @@ def _compare(kind: str, recording: Recording, bus: ReplayBus, period_s: float) -
         sent[tick].append(msg)
     ticks = len(bus.recorded)
     frames = unverified = 0
+    cut = recording.trailing is None and recording.directions_kept
     for tick in range(ticks):
         recorded, replayed = bus.recorded[tick], sent[tick]
         if recording.ticks[tick].failed:
@@ -265,6 +271,6 @@ def _compare(kind: str, recording: Recording, bus: ReplayBus, period_s: float) -
             continue
         if _key(recorded) != _key(replayed):
             difference = Difference(tick, tick * period_s, _text(recorded), _text(replayed))
-            return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.mismatch)
+            return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.mismatch, cut)
         frames += len(recorded)
-    return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.mismatch)
+    return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.mismatch, cut)

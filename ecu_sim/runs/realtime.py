@@ -47,7 +47,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
-        recorder = _recorder(stack, kind, settings, profile, route, schedule)
+        recorder = _recorder(stack, kind, settings, profile, route, schedule,
+                             channel=getattr(options, "channel", None))
         built = build_node(kind, port, profile, settings, route=route, schedule=schedule,
                            tx_mode=settings.run.tx_mode)
         if recorder is not None:
@@ -77,13 +78,15 @@ def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stat
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
-              route: GradeSchedule | None, schedule: FaultSchedule) -> Recorder | None:
+              route: GradeSchedule | None, schedule: FaultSchedule, channel: object) -> Recorder | None:
     """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io)."""
     path = settings.record.file
     if path is None:
         return None
     head = header(kind.value, settings, profile, None if route is None else route.points, schedule, path)
-    recorder = stack.enter_context(Recorder(path, settings.record.max_bytes, head))
+    recorder = stack.enter_context(Recorder(
+        path, settings.record.max_bytes, head, period_s=settings.run.resolved_period_s,
+        channel=None if channel is None else str(channel)))
     log.info("recording every frame to %s", path)
     return recorder
 

@@ -126,6 +126,9 @@ class RecordSettings:
                          f"(got {self.file!r})")
         if self.max_bytes < 0:
             found.append(f"max_bytes must be >= 0 (got {self.max_bytes})")
+        elif self.max_bytes and self.file is None:
+            found.append(f"max_bytes ({self.max_bytes}) limits a recording, but none is made: add "
+                         f"--record FILE ([record] file)")
         return found
 
 
