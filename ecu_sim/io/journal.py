@@ -6,7 +6,8 @@ it in ``FILE.ticks``:
 - line 1, JSON: the node, every setting of the run, the route, the DBC's checksum and the
   resolved fault schedule with its seed;
 - one line per tick: ``RX TX [FLAGS]``, the number of frames received since the previous tick
-  (all of them, in the log's order: they fell before this tick) and sent by this tick; flag
+  (all of them, in the log's order: they fell before this tick) and sent by this tick, whose
+  sent frames are in the log where the bus carried them (:mod:`ecu_sim.io.split`); flag
   ``s`` for a tick the loop ran without sending (it was overdue), ``f`` for a frame the node
   handed to the port that never reached the bus (bus down, send error);
 - ``part NAME`` for each file a size-limited recording's rotation closed, in order;
@@ -31,10 +32,11 @@ from ecu_sim.errors import ConfigError
 
 SUFFIX = ".ticks"
 FORMAT = "ecu-sim tick journal"
-#: 2: received frames always marked received, and the ``end RX`` line
-VERSION = 2
+#: 2: received frames always marked received, and the ``end RX`` line; 3: the node's own frame
+#: once, as sent, when the bus carried it (its echo is not counted as received)
+VERSION = 3
 #: versions this module reads
-READABLE_VERSIONS = (1, VERSION)
+READABLE_VERSIONS = (1, 2, VERSION)
 
 
 def journal_path(record_path: str) -> str:
@@ -100,11 +102,13 @@ class JournalWriter:
     def part(self, name: str) -> None:
         self._pending.append(f"part {os.path.basename(name)}\n")
 
-    def flush(self) -> None:
-        """Hand the held lines to the operating system (survives a killed process, not a power cut)."""
-        if self._pending:
-            self._file.write("".join(self._pending))
-            self._pending.clear()
+    def flush(self, keep: int = 0) -> None:
+        """Hand the held lines but the last ``keep`` (whose frames the log still lacks) to the
+        operating system, which is what survives a killed process; a power cut needs a sync."""
+        lines = self._pending[:len(self._pending) - keep]
+        if lines:
+            self._file.write("".join(lines))
+            del self._pending[:len(lines)]
         self._file.flush()
 
     def close(self, trailing: int | None) -> None:

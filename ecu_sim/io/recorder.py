@@ -37,6 +37,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import CannotCreateError, OutputError
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.journal import JournalWriter, dbc_checksum, journal_path
+from ecu_sim.io.wire_order import WireOrder
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 
@@ -103,6 +104,7 @@ class Recorder:
         self._stopped = False
         self._broken = False
         self._syncer = _Syncer(self._files)
+        self._order = WireOrder(self._logger.on_message_received, channel)
         #: frames written so far, received and sent
         self.frames = 0
 
@@ -131,20 +133,22 @@ class Recorder:
             return
         if direction is Direction.SENT:
             self._tx += 1
-            msg = can.Message(timestamp=time.time(), arbitration_id=msg.arbitration_id,
-                              is_extended_id=msg.is_extended_id, is_fd=msg.is_fd,
-                              bitrate_switch=msg.bitrate_switch, data=msg.data,
-                              channel=msg.channel if msg.channel is not None else self._channel,
-                              is_rx=False, check=False)
-        else:
-            self._rx += 1
-            if not msg.is_rx:  # an echo the bus marks as sent: the node received it
-                msg = copy.copy(msg)
-                msg.is_rx = True
+            self.frames += 1
+            self._order.sent(msg, self._ticks, time.time())
+            return
+        if direction is Direction.ECHO and self._write(lambda: self._order.echo(msg)):
+            return  # our own frame heard back: written once, as sent, with the echo's time
+        self._rx += 1
         self.frames += 1
-        self._write(lambda: self._logger.on_message_received(msg))
+        if not msg.is_rx:  # an echo the bus marks as sent that is not ours: the node received it
+            msg = copy.copy(msg)
+            msg.is_rx = True
+        self._write(lambda: self._order.received(msg))
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        # The previous ticks' frames whose echo did not come are written now, before this tick's
+        # line, so the journal on disk never counts a frame still held.
+        self._write(lambda: self._order.settle(self._ticks))
         self._journal.tick(self._rx, self._tx, not transmitted, self._failed)
         self._rx = self._tx = 0
         self._failed = False
@@ -152,12 +156,13 @@ class Recorder:
         if self._ticks % self._flush_every == 0:
             self._write(self._flush)
 
-    def _flush(self) -> None:
+    def _flush(self) -> bool:
         """The log first, then the journal, so the journal never counts frames the log lacks."""
         handle = getattr(_writer(self._logger), "file", None)
         if handle is not None and not isinstance(_writer(self._logger), can.BLFWriter):
             handle.flush()
-        self._journal.flush()
+        self._journal.flush(keep=1 if self._order.waiting else 0)
+        return True
 
     def _files(self) -> list[int]:
         """The file descriptors to sync: the log's current file and the journal."""
@@ -167,12 +172,12 @@ class Recorder:
             numbers.append(handle.fileno())
         return numbers
 
-    def _write(self, action: Callable[[], None]) -> None:
+    def _write(self, action: Callable[[], bool | None]) -> bool:
         """Run a write; a failing one ends the recording with what was written (OutputError)."""
         if self._broken:
-            return
+            return False
         try:
-            action()
+            return bool(action())
         except OSError as exc:
             self._broken = True
             self._abandon()
@@ -201,6 +206,7 @@ class Recorder:
         self._stopped = True
         self._syncer.stop()
         try:
+            self._order.settle()
             self._logger.stop()
         except (OSError, ValueError) as exc:
             self._journal.close(None)
