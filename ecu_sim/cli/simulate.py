@@ -23,7 +23,10 @@ log = logging.getLogger("ecu_sim")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    common.add_common(parser, tx_mode=False)  # no real bus: frames are handed over in process
+    # No real bus: frames are handed over in process. A simulation needs an end to write its
+    # trace, so it has a duration of its own.
+    common.add_common(parser, tx_mode=False,
+                      duration_default=f"{simulation.DEFAULT_DURATION_S:g} s, an hour of driving")
     common.add_ecu_options(parser)
     driver = parser.add_argument_group("driver (one of)").add_mutually_exclusive_group()
     add_option(driver, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",

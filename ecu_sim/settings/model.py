@@ -16,6 +16,7 @@ from typing import Any
 from ecu_sim.control.pi import PiParams
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.params import TruckParams
+from ecu_sim.vehicle.route import MAX_ABS_GRADE_PCT
 
 #: the words ``[run] log_level`` and ``--log-level`` accept, least severe first
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -88,6 +89,9 @@ class RunSettings:
                 found.append(f"{name} must be a finite number (got {getattr(self, name)})")
         if self.grade_pct is not None and self.grade_file is not None:
             found.append("grade_pct and grade_file exclude each other: give one")
+        if self.grade_pct is not None and not abs(self.grade_pct) <= MAX_ABS_GRADE_PCT:
+            found.append(f"grade_pct must be within +-{MAX_ABS_GRADE_PCT:g} % (got {self.grade_pct:g}); "
+                         "grades are in percent (rise per 100 m of run), not per mille or degrees")
         if self.tx_mode not in TX_MODES:
             found.append(f"tx_mode must be {_one_of(TX_MODES)} (got {self.tx_mode!r})")
         if self.log_level.lower() not in LOG_LEVELS:
