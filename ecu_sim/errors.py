@@ -32,6 +32,11 @@ class BusUnavailableError(EcuSimError):
     exit_status = EXIT_UNAVAILABLE
 
 
+class BusUnreachableError(BusUnavailableError):
+    """A bus served over the network (socketcand) whose server does not answer (yet): a run
+    starts anyway and retries, as it does for a lost SocketCAN interface."""
+
+
 class CannotCreateError(EcuSimError):
     """An output file (a recording, a trace) cannot be created: a missing folder, no permission."""
 

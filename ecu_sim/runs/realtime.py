@@ -13,9 +13,12 @@ import signal
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+import can
+
 from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
+from ecu_sim.errors import BusUnreachableError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.recorder import Recorder, header
@@ -43,7 +46,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
                     "not act", fault, fault.start_s, settings.run.duration_s)
     options = bus_options.resolve_bus_options(args, settings.bus)
     with ExitStack() as stack:
-        port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
+        port = stack.enter_context(Port(_first_bus(options), own_ids=[kind.sends(profile).frame_id],
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
@@ -65,6 +68,15 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
              stats.skipped, built.counters_text(), bus_state)
     return 0
+
+
+def _first_bus(options: argparse.Namespace) -> can.BusABC | None:
+    """The bus, or None for a network bus not reachable yet, which the port retries with backoff."""
+    try:
+        return bus_options.open_bus(options)
+    except BusUnreachableError as exc:
+        log.warning("bus unreachable (%s); retrying with backoff", exc)
+        return None
 
 
 def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stats: LoopStats,
