@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ecu_sim.errors import ConfigError
+from ecu_sim.settings.model import RECORD_FORMATS
 
 SUFFIX = ".ticks"
 FORMAT = "ecu-sim tick journal"
@@ -141,6 +142,10 @@ def read(path: str, record_path: str) -> Journal:
         with open(path, encoding="ascii") as handle:
             lines = handle.read().split("\n")
     except OSError as exc:
+        if not record_path.lower().endswith(RECORD_FORMATS):
+            raise ConfigError(f"{record_path} is not a recording: replay reads the .log, .asc or .blf "
+                              f"file written by `ecu-sim --record FILE`, with FILE.ticks next to "
+                              f"it") from None
         raise ConfigError(f"cannot read the tick journal {path} of the recording {record_path}: "
                           f"{exc.strerror or exc}; record with `ecu-sim --record {record_path}`") from None
     except UnicodeDecodeError:

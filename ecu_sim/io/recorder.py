@@ -59,11 +59,20 @@ def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tupl
         "node": kind,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "log": os.path.basename(log_name),
-        "settings": {name: dataclasses.asdict(getattr(settings, name)) for name in REPLAYED_SECTIONS},
+        "settings": _replayed_settings(settings),
         "route": None if route is None else [list(point) for point in route],
         "dbc": {"path": profile.dbc_path, "sha256": dbc_checksum(settings.profile.dbc)},
         "faults": {"seed": schedule.seed, "faults": [dataclasses.asdict(f) for f in schedule.faults]},
     }
+
+
+def _replayed_settings(settings: Settings) -> dict[str, Any]:
+    """The sections a replay needs; the DBC's path made absolute, so a replay run from another
+    folder finds it (a built-in profile is stored by its name alone)."""
+    sections = {name: dataclasses.asdict(getattr(settings, name)) for name in REPLAYED_SECTIONS}
+    if settings.profile.dbc is not None:
+        sections["profile"]["dbc"] = os.path.abspath(settings.profile.dbc)
+    return sections
 
 
 class Recorder:
