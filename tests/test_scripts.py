@@ -1,0 +1,32 @@
+"""The first commands a new user runs: scripts/demo --help answers in one usage line, and
+scripts/setup-dev on a set-up tree says nothing at all (setup speaks only when it works or fails)."""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.conftest import REPO
+
+
+def script(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(REPO / "scripts" / args[0]), *args[1:]], capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_demo_help_prints_one_usage_and_exits_0() -> None:
+    result = script("demo", "--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: scripts/demo [SECONDS]") and result.stdout.count("\n") == 1
+    assert result.stderr == ""
+
+
+def test_demo_refuses_a_duration_that_is_not_a_number_with_its_usage() -> None:
+    result = script("demo", "soon")
+    assert result.returncode == 2
+    assert "SECONDS must be a number (got 'soon')" in result.stderr and result.stdout == ""
+
+
+def test_setup_dev_on_a_set_up_tree_prints_nothing() -> None:
+    result = script("setup-dev")
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout, result.stderr) == ("", "")
