@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.conftest import REPO
 
 
@@ -30,3 +32,14 @@ def test_setup_dev_on_a_set_up_tree_prints_nothing() -> None:
     result = script("setup-dev")
     assert result.returncode == 0, result.stderr
     assert (result.stdout, result.stderr) == ("", "")
+
+
+@pytest.mark.slow
+def test_demo_says_what_it_does_in_one_line_then_shows_both_nodes_status() -> None:
+    result = script("demo", "2")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["demo: ECU and CCM for 2 s on udp_multicast (Ctrl-C ends it)"]
+    lines = result.stdout.splitlines()
+    assert not any("warning" in line.lower() and "ecu_sim" not in line for line in lines), lines
+    assert any(line.startswith("[ecu] ") and "stopped after" in line for line in lines)
+    assert any(line.startswith("[ccm] ") and "stopped after" in line for line in lines)

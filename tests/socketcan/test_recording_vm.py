@@ -12,13 +12,20 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.socketcan.conftest import Frame, RawCapture
-from tests.socketcan.test_nodes_vm import AMP, Node, start_node, wait_for_both  # noqa: F401  # fixture
+from tests.socketcan.conftest import (
+    REQUIRE_VM,
+    SOCKETCAN_PROBLEM,
+    Frame,
+    RawCapture,
+    create_vcan,
+    delete_link,
+)
+from tests.socketcan.test_nodes_vm import AMP, Node, wait_for_both
 
 pytestmark = pytest.mark.socketcan
 
@@ -44,17 +51,29 @@ def offset_in(run: list[tuple[int, bytes]], whole: list[tuple[int, bytes]]) -> i
     pytest.fail(f"the recorded frames are not a stretch of the live bus: {run[:5]} ... in {whole[:5]} ...")
 
 
-@pytest.fixture
-def recorded(tmp_path: Path, capture: RawCapture,
-             start_node: Callable[..., Node]) -> tuple[Path, list[Frame]]:  # noqa: F811
-    """A recording of the ECU on vcan0 in a closed loop, and the live bus while it was made."""
-    log = tmp_path / "ecu.log"
-    ecu = start_node("--iface", "vcan0", "--record", str(log), "--grade", "0")
-    ccm = start_node("ccm", "--iface", "vcan0")
-    wait_for_both(capture, AMP)
-    capture.wait_for(lambda f: f.can_id == AMP.speed_id, count=60, timeout=180)
-    assert (ecu.stop(), ccm.stop()) == (0, 0), ecu.log()[-2000:] + ccm.log()[-2000:]
-    return log, capture.frames()
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[Frame]]]:
+    """A recording of the ECU on vcan0 in a closed loop, and the live bus while it was made; made
+    once for the module's tests (a run takes a while to start under emulation)."""
+    if SOCKETCAN_PROBLEM is not None:  # the autouse check comes after a module's fixtures
+        (pytest.fail if REQUIRE_VM else pytest.skip)(SOCKETCAN_PROBLEM)
+    folder = tmp_path_factory.mktemp("recorded")
+    log = folder / "ecu.log"
+    create_vcan("vcan0")
+    try:
+        with RawCapture("vcan0") as capture:
+            ecu = Node(["--iface", "vcan0", "--record", str(log), "--grade", "0"], folder / "ecu.txt")
+            ccm = Node(["ccm", "--iface", "vcan0"], folder / "ccm.txt")
+            try:
+                wait_for_both(capture, AMP)
+                capture.wait_for(lambda f: f.can_id == AMP.speed_id, count=30, timeout=180)
+            finally:
+                statuses = (ecu.stop(), ccm.stop())
+            assert statuses == (0, 0), ecu.log()[-2000:] + ccm.log()[-2000:]
+            live = capture.frames()
+        yield log, live
+    finally:
+        delete_link("vcan0")
 
 
 def test_each_frame_is_in_the_recording_once_with_its_interface_and_its_time_on_the_bus(
@@ -75,8 +94,7 @@ def test_each_frame_is_in_the_recording_once_with_its_interface_and_its_time_on_
 
 
 def test_canplayer_puts_the_recorded_bus_back_frame_for_frame_and_replay_still_matches(
-        recorded: tuple[Path, list[Frame]], tmp_path: Path,
-        start_node: Callable[..., Node]) -> None:  # noqa: F811
+        recorded: tuple[Path, list[Frame]], tmp_path: Path) -> None:
     log, _ = recorded
     if shutil.which("canplayer") is None or shutil.which("candump") is None:
         pytest.fail("can-utils is not installed on the host: apt-get install can-utils "
@@ -93,6 +111,6 @@ def test_canplayer_puts_the_recorded_bus_back_frame_for_frame_and_replay_still_m
     assert played.returncode == 0, played.stderr
     recorded_keys = [key(m) for m in parse(log.read_text())]
     assert [key(m) for m in parse(dump.read_text())] == recorded_keys
-    replay = start_node("replay", str(log))
+    replay = Node(["replay", str(log)], tmp_path / "replay.txt")
     replay.process.join(timeout=300)
     assert replay.process.exitcode == 0, replay.log()
