@@ -3,13 +3,15 @@
 The frames go to ``FILE`` through python-can's ``Logger``, so the format follows the suffix
 (``.log`` candump, ``.asc``, ``.blf``) and any CAN tool can read it; with ``max_bytes`` python-can's
 ``SizedRotatingLogger`` starts a new file at that size, renaming the full one
-(``run_<date>_#000.log``, ...), so ``FILE`` always holds the newest frames. Received frames keep
-the bus's timestamp; sent frames get the wall-clock time of sending, on the same clock. Next to
-it the tick journal (:mod:`ecu_sim.io.journal`) splits the frames into ticks.
+(``run_<date>_#000.log``, ...), so ``FILE`` always holds the newest frames. The log is the bus as
+it was, for any player: received frames keep the bus's timestamp, and each frame the node sent is
+in it once, with the time the bus carried it where the bus hands it back
+(:mod:`ecu_sim.io.wire_order`), labelled with the run's channel. Next to it the tick journal
+(:mod:`ecu_sim.io.journal`) splits the frames into ticks.
 
 The recorder is a listener of the node's port, which tells it each frame's direction: the log's
-direction is the node's. Its own frames are marked sent (``T`` in a candump .log); everything it
-received is marked received, also an echo the bus marks as sent (SocketCAN does). A replay
+direction is the node's. Its own frames are marked sent (``T`` in a candump .log); everything else
+it received is marked received, also a frame the bus marks as sent that is not ours. A replay
 checks each frame's direction against the journal's split, so a frame missing from the log, or
 one moved or remarked, is found at its tick. Both files are flushed once a second and when the
 run ends, so a killed run keeps all but its last second; a write that fails (a full disk) ends
