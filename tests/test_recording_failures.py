@@ -42,7 +42,7 @@ def test_a_killed_recording_replays_every_tick_its_journal_holds(
     ecu.kill()
     assert ecu.process.returncode == -9
     ticks = journal_ticks(log)
-    assert ticks >= 10
+    assert ticks >= 9  # the first flush, less the tick whose frame was still on its way
     result = run_cli("replay", str(log))
     assert result.returncode == 0, result.stderr
     assert f"ECU replayed {ticks} ticks" in result.stdout

@@ -100,6 +100,13 @@ class JournalWriter:
         flags = ("s" if skipped else "") + ("f" if failed else "")
         self._pending.append(f"{rx} {tx} {flags}\n" if flags else f"{rx} {tx}\n")
 
+    def unsent(self, count: int) -> None:
+        """The newest tick's last ``count`` frames never reached the bus: not sent, flag ``f``."""
+        index = max(i for i, line in enumerate(self._pending) if line[0].isdigit())
+        fields = self._pending[index].split()
+        flags = "".join(sorted(set((fields[2] if len(fields) > 2 else "") + "f")))
+        self._pending[index] = f"{fields[0]} {int(fields[1]) - count} {flags}\n"
+
     def part(self, name: str) -> None:
         self._pending.append(f"part {os.path.basename(name)}\n")
 

@@ -159,13 +159,32 @@ class Recorder:
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         # The previous ticks' frames whose echo did not come are written now, before this tick's
         # line, so the journal on disk never counts a frame still held.
-        self._write(lambda: self._order.settle(self._ticks))
+        self._settle(self._ticks)
         self._journal.tick(self._rx, self._tx, not transmitted, self._failed)
         self._rx = self._tx = 0
         self._failed = False
         self._ticks += 1
         if self._ticks % self._flush_every == 0:
             self._write(self._flush)
+
+    def _settle(self, before_tick: int | None) -> None:
+        """Frames of earlier ticks (all with None) whose echo did not come; the journal's newest
+        line, still held, stops counting those that never were on the bus."""
+        dropped = 0
+
+        def settle() -> None:
+            nonlocal dropped
+            dropped = self._order.settle(before_tick)
+
+        self._write(settle)
+        if dropped:
+            self._journal.unsent(dropped)
+            self.frames -= dropped
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a frame the node sent is still held for its echo."""
+        return self._order.waiting
 
     def _flush(self) -> bool:
         """The log first, then the journal, so the journal never counts frames the log lacks."""
@@ -217,7 +236,7 @@ class Recorder:
         self._stopped = True
         self._syncer.stop()
         try:
-            self._order.settle()
+            self._settle(None)
             self._logger.stop()
         except (OSError, ValueError) as exc:
             self._journal.close(None)

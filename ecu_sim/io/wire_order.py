@@ -6,8 +6,9 @@ timestamp. Writing the frame as sent when it is handed over and again as receive
 back would put it twice into the recording, and a player such as can-utils' ``canplayer`` would
 send it twice. So the node's own frame is held from the moment it is handed over until its echo
 arrives, then written once, as sent, with the echo's time, behind the frames that arrived
-before it; a frame whose echo has not come by the next tick (a bus that does not echo) is
-written with the time it was handed over, where it was handed over. Received frames keep their
+before it. A frame whose echo has not come by the next tick is written with the time it was
+handed over, where it was handed over, on a bus that does not echo; on one that does, it never
+was on the bus (the kernel's timer sent the next payload instead) and is left out. Received frames keep their
 order, which is what the tick journal counts.
 """
 
@@ -44,6 +45,8 @@ class WireOrder:
         self._channel = channel
         self._queue: deque[_Entry] = deque()
         self._late: deque[tuple[int, bytes]] = deque(maxlen=_LATE_ECHOES)
+        #: the bus has handed back one of our frames: it echoes every frame it carries
+        self.echoing = False
 
     @property
     def waiting(self) -> bool:
@@ -70,6 +73,7 @@ class WireOrder:
                 self._late.remove(key)
                 return True
             return False
+        self.echoing = True
         entry = queue[index]
         del queue[index]
         sent = self._as_sent(entry.msg, msg.timestamp, msg.channel)
@@ -81,13 +85,21 @@ class WireOrder:
         self._drain()
         return True
 
-    def settle(self, before_tick: int | None = None) -> None:
-        """Write the frames of ticks before ``before_tick`` (all with None) whose echo has not come."""
-        for entry in self._queue:
+    def settle(self, before_tick: int | None = None) -> int:
+        """The frames of ticks before ``before_tick`` (all with None) whose echo has not come: on
+        a bus that echoes, never on the bus (a kernel timer that sent the next tick's payload
+        instead), so left out, and counted in the return value; elsewhere written as handed over."""
+        dropped = 0
+        for entry in list(self._queue):
             if entry.waiting and (before_tick is None or (entry.tick or 0) < before_tick):
-                entry.waiting = False
-                self._late.append(_key(entry.msg))
+                if self.echoing:
+                    self._queue.remove(entry)
+                    dropped += 1
+                else:
+                    entry.waiting = False
+                    self._late.append(_key(entry.msg))
         self._drain()
+        return dropped
 
     def _drain(self) -> None:
         queue = self._queue

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
@@ -64,10 +65,20 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
             stack.callback(lambda: faults.finish(built.node.tick_index))
         stack.enter_context(_stop_on_signals(loop))
         loop.run(_max_ticks(settings))
+        if recorder is not None:
+            _await_echoes(port, recorder, settings.run.resolved_period_s)
         bus_state = port.state_text()
     log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
              stats.skipped, built.counters_text(), bus_state)
     return 0
+
+
+def _await_echoes(port: Port, recorder: Recorder, period_s: float) -> None:
+    """Up to a period for the bus to hand back the last tick's frame (a kernel timer sends it a
+    quarter period after the tick), so the recording holds it with the time it was on the bus."""
+    until = time.monotonic() + period_s
+    while recorder.waiting and (left := until - time.monotonic()) > 0:
+        port.recv(left)
 
 
 def _first_bus(options: argparse.Namespace) -> can.BusABC | None:

@@ -48,7 +48,13 @@ def offset_in(run: list[tuple[int, bytes]], whole: list[tuple[int, bytes]]) -> i
     for start in range(len(whole) - len(run) + 1):
         if whole[start:start + len(run)] == run:
             return start
-    pytest.fail(f"the recorded frames are not a stretch of the live bus: {run[:5]} ... in {whole[:5]} ...")
+    start = whole.index(run[0]) if run and run[0] in whole else 0
+    differ = next((i for i, (a, b) in enumerate(zip(run, whole[start:], strict=False)) if a != b),
+                  min(len(run), len(whole) - start))
+    pytest.fail(f"the {len(run)} recorded frames are not a stretch of the {len(whole)} live ones: "
+                f"from live frame {start} they part at recorded frame {differ}: recorded "
+                f"{run[max(0, differ - 2):differ + 3]}, "
+                f"live {whole[start + max(0, differ - 2):start + differ + 3]}")
 
 
 @pytest.fixture(scope="module")
