@@ -6,7 +6,8 @@ the recording. Every frame it sends is compared with the recorded one of the sam
 the log is checked against its tick journal: each tick's frames, received and sent, and the
 frames after the last tick.
 Exit status 0: identical; 1: the first tick that differs, or where the log does not fit its
-journal, is reported; 2: not a usable recording (no journal, a damaged file).
+journal, is reported; 2: not a usable recording (no journal, a damaged file, a DBC that moved).
+A run that was killed replays up to the last tick its journal holds, and says so.
 
 Examples:
   ecu-sim --record ecu.log --duration 60      # record a run of the ECU ...
