@@ -89,7 +89,8 @@ def _parser(names: Iterable[str]) -> argparse.ArgumentParser:
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """The command line as ``main`` reads it, without running it: a first word that is neither a
     command nor an option of ``ecu-sim`` itself starts the default command's arguments, and only the
-    chosen command's module is imported. A mistake exits 2 with argparse's usage message."""
+    chosen command's module is imported. A mistake exits 2 with one line: a misspelt command gets
+    the closest one, an option of another command the commands that take it."""
     args_list = list(argv)
     if args_list and not args_list[0].startswith("-") and args_list[0] not in COMMANDS:
         raise ConfigError(usage.unknown_command(args_list[0], COMMANDS))
