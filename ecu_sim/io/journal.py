@@ -108,7 +108,10 @@ class JournalWriter:
         self._pending[index] = f"{fields[0]} {int(fields[1]) - count} {flags}\n"
 
     def part(self, name: str) -> None:
-        self._pending.append(f"part {os.path.basename(name)}\n")
+        """A rotated file, written at once: a killed run's journal must list every part that holds
+        frames of its flushed ticks (the order of ``part`` lines among the ticks does not matter)."""
+        self._file.write(f"part {os.path.basename(name)}\n")
+        self._file.flush()
 
     def flush(self, keep: int = 0) -> None:
         """Hand the held lines but the last ``keep`` (whose frames the log still lacks) to the
