@@ -72,6 +72,19 @@ def test_a_recording_killed_at_random_moments_replays_up_to_its_last_flushed_tic
                 else f"ends at tick {ticks - 1} " in result.stdout), (attempt, result.stdout)
 
 
+def test_a_killed_rotated_recording_replays_across_the_parts_its_journal_lists(
+        tmp_path: Path, udp: Udp, start: Callable[..., Node]) -> None:
+    log = tmp_path / "ecu.log"
+    ecu = start(*udp.args(), "--record", str(log), "--record-max-bytes", "1500")
+    start("ccm", *udp.args())
+    ecu.wait_for(r"ecu_sim: speed .* tx ([4-9]\d|\d{3,}) ")  # a few rotations and flushes
+    ecu.kill()
+    assert list(tmp_path.glob("ecu_*#*.log")), "no rotation happened"
+    result = run_cli("replay", str(log))
+    assert result.returncode == 0, result.stderr
+    assert f"ECU replayed {journal_ticks(log)} ticks" in result.stdout
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs of three pages, one of them taken: room for a journal and a few seconds of log."""
