@@ -1,7 +1,8 @@
 """Errors a person can act on, each carrying the exit status the command line returns for it.
 
 The statuses follow sysexits(3) where one fits, so scripts and systemd can tell a mistake in the
-invocation (2, fix the command or the file) from a bus that is not there yet (69, retry later).
+invocation (2, fix the command or the file) from a bus that is not there yet (69, retry later),
+an output file that cannot be created (73) and one whose writing failed, e.g. on a full disk (74).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_UNAVAILABLE = 69
+EXIT_CANTCREAT = 73
+EXIT_IOERR = 74
 
 
 class EcuSimError(Exception):
@@ -27,6 +30,23 @@ class BusUnavailableError(EcuSimError):
     """The CAN bus could not be opened or was lost for good; the message gives a hint."""
 
     exit_status = EXIT_UNAVAILABLE
+
+
+class BusUnreachableError(BusUnavailableError):
+    """A bus served over the network (socketcand) whose server does not answer (yet): a run
+    starts anyway and retries, as it does for a lost SocketCAN interface."""
+
+
+class CannotCreateError(EcuSimError):
+    """An output file (a recording, a trace) cannot be created: a missing folder, no permission."""
+
+    exit_status = EXIT_CANTCREAT
+
+
+class OutputError(EcuSimError):
+    """Writing an output file failed on the way (a full disk, an I/O error); what was written stays."""
+
+    exit_status = EXIT_IOERR
 
 
 def errno_of(exc: BaseException | None) -> int | None:

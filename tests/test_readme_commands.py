@@ -10,9 +10,11 @@ that need no hardware, root or network (``simulate`` and ``--version``) are also
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,3 +251,110 @@ def test_every_documented_simulate_and_version_command_runs_successfully(command
     result = subprocess.run(ecu_sim_command(*shortened(command.args)), capture_output=True, text=True,
                             timeout=120, env=clean_env(), cwd=tmp_path, check=False)
     assert result.returncode == 0, f"{command}\nexits {result.returncode}: {result.stderr.strip()}"
+
+
+# -- every documented shell line that can run here, run ------------------------------------------
+
+#: why a documented line does not run here (first match wins); every other line must run and exit 0
+NOT_HERE = (
+    (re.compile(r"\bscripts/test\b"), "runs this very test suite"),
+    (re.compile(r"\bscripts/demo\b"), "runs for a minute; tests/test_scripts.py runs it for 2 s"),
+    (re.compile(r"\b(sudo|ssh|scp|install\.sh|uninstall\.sh|systemctl|journalctl|ansible-playbook)\b"),
+     "needs a board, root or another machine (the VM and systemd stages cover it)"),
+    (re.compile(r"\becu-sim link\b"), "needs SocketCAN and root (the VM stage covers it)"),
+    (re.compile(r"\bcosim --listen\b|\bexamples/cosim_"),
+     "a co-simulation pair, the server waiting for its peer (tests/test_cosim_cli.py runs both)"),
+    (re.compile(r"\becu-sim driver\b"), "needs an input device or a terminal (tests/test_driver*.py and "
+                                         "the VM stage cover it)"),
+    (re.compile(r"\bpip (wheel|install)\b"), "builds or installs a package from the network"),
+)
+#: programs the runnable lines may use besides ecu-sim, and the Python module each needs
+NEEDS_MODULE = {"cantools plot": "matplotlib"}
+
+
+@dataclass(frozen=True)
+class Line:
+    path: Path
+    number: int
+    text: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.relative_to(REPO)}:{self.number}"
+
+
+def documented_lines(path: Path) -> list[Line]:
+    return [Line(path, number, text) for block in shell_blocks(path)
+            for number, text in command_lines(block) if text.strip() and not text.startswith("#")]
+
+
+def why_not_here(line: Line) -> str | None:
+    for pattern, reason in NOT_HERE:
+        if pattern.search(line.text):
+            return reason
+    for program, module in NEEDS_MODULE.items():
+        if program in line.text and importlib.util.find_spec(module) is None:
+            return f"needs {module} (pip install {module})"
+    return None
+
+
+SHIM = '''#!{python}
+"""The documentation's ecu-sim, shortened: a run lasts {seconds} s, whatever the example says."""
+import os, sys
+args = sys.argv[1:]
+if not args or args[0] not in ("link", "replay", "plot", "export-fmu", "--version", "-V", "--help", "-h"):
+    if "--duration" in args:
+        args[args.index("--duration") + 1] = "{seconds}"
+    else:
+        args += ["--duration", "{seconds}"]
+os.execv("{python}", ["{python}", "-m", "ecu_sim", *args])
+'''
+
+
+def example_folder(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A working folder that looks like the checkout, with the shortened ecu-sim first on PATH."""
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    shim = shims / PROGRAM
+    shim.write_text(SHIM.format(python=sys.executable, seconds=SHORT_DURATION))
+    shim.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("ecu_sim", "scripts", "deploy", "systemd", "examples"):
+        (work / name).symlink_to(REPO / name)
+    (work / "docs").mkdir()  # a writable docs/, where the README's picture is made
+    # the scenario file the fault example names, as README shows it
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    scenario = next(block for block in fenced_blocks(REPO / "README.md", readme)
+                    if any(text.strip() == "seed = 7" for _, text in block.lines))
+    (work / "dropouts.txt").write_text("\n".join(text for _, text in scenario.lines) + "\n")
+    env = {**clean_env(), "PATH": f"{shims}:{Path(sys.executable).parent}:{clean_env().get('PATH', '')}"}
+    return work, env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", DOCS[:2], ids=[str(doc.relative_to(REPO)) for doc in DOCS[:2]])
+def test_every_documented_shell_line_that_can_run_here_runs_in_order_and_exits_0(
+        doc: Path, tmp_path: Path) -> None:
+    """In document order, in one folder, so a replay finds the recording an earlier line made."""
+    work, env = example_folder(tmp_path)
+    ran = []
+    for line in documented_lines(doc):
+        if why_not_here(line) is not None:
+            continue
+        result = subprocess.run(["bash", "-c", line.text], capture_output=True, text=True, timeout=300,
+                                env=env, cwd=work, check=False)
+        assert result.returncode == 0, f"{line.where}: {line.text}\nexits {result.returncode}: " \
+                                       f"{result.stderr}"
+        assert "Traceback" not in result.stderr, f"{line.where}: {result.stderr}"
+        ran.append(line.where)
+    assert ran or doc.parent != REPO  # the project's README has runnable examples
+
+
+def test_each_documented_line_that_does_not_run_here_says_why() -> None:
+    lines = [line for doc in DOCS[:2] for line in documented_lines(doc)]
+    skipped = {line.where: why_not_here(line) for line in lines if why_not_here(line)}
+    runnable = [line.text for line in lines if line.where not in skipped]
+    assert runnable and all(skipped.values())
+    # the replay of the recording an earlier example makes
+    assert any(text.startswith("ecu-sim replay ecu.log") for text in runnable)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import socket
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,11 +18,19 @@ import can
 import can.cli
 from can.interfaces.udp_multicast import UdpMulticastBus
 
-from ecu_sim.errors import BusUnavailableError, ConfigError, errno_of, missing_interface_hint
+from ecu_sim.errors import (
+    BusUnavailableError,
+    BusUnreachableError,
+    ConfigError,
+    errno_of,
+    missing_interface_hint,
+)
 from ecu_sim.settings.values import parse_bool
 
 DEFAULT_INTERFACE = "udp_multicast"
 DEFAULT_CHANNEL = UdpMulticastBus.DEFAULT_GROUP_IPv4
+#: how long one connection attempt to a socketcand server may take
+SOCKETCAND_CONNECT_S = 1.0
 #: keys of the [bus] config section that map onto python-can's own command-line options
 _NAMESPACE_KEYS = ("interface", "channel", "bitrate", "fd", "data_bitrate")
 
@@ -72,9 +81,25 @@ def resolve_bus_options(args: argparse.Namespace, config: Mapping[str, str]) -> 
                 f"a channel ({ns.channel!r}) needs an interface: add -i/--interface (e.g. "
                 f"`-i socketcan -c {ns.channel}`, or `--iface {ns.channel}` for SocketCAN), or drop "
                 "-c for the default bus (udp_multicast)")
+        elif (channel := _python_can_channel()) is not None:
+            # The same rule as for -c: a channel alone is a mistake, never silently dropped.
+            raise ConfigError(
+                f"python-can's configuration names a channel ({channel[1]!r}, {channel[0]}) but no "
+                f"interface: set CAN_INTERFACE too (e.g. CAN_INTERFACE=socketcan "
+                f"CAN_CHANNEL={channel[1]}), use `--iface {channel[1]}`, or remove it for the "
+                "default bus (udp_multicast)")
         else:
             ns.interface, ns.channel = DEFAULT_INTERFACE, DEFAULT_CHANNEL
     return ns
+
+
+def _python_can_channel() -> tuple[str, str] | None:
+    """Where python-can's own configuration names a channel, and the channel, if it does."""
+    from_environment = can.util.load_environment_config().get("channel")
+    if from_environment:
+        return "CAN_CHANNEL", str(from_environment)
+    from_file = can.util.load_file_config().get("channel")
+    return ("python-can's configuration file", str(from_file)) if from_file else None
 
 
 def _fill_from_python_can(ns: argparse.Namespace) -> None:
@@ -106,6 +131,8 @@ def _config_value(key: str, value: str) -> Any:
 
 def open_bus(options: argparse.Namespace) -> can.BusABC:
     """Open the bus, turning python-can's failures into a message a person can act on."""
+    if getattr(options, "interface", None) == "socketcand":
+        _reach_socketcand(getattr(options, "bus_kwargs", None) or {})
     try:
         bus = can.cli.create_bus_from_namespace(options)
     except argparse.ArgumentError as exc:
@@ -117,6 +144,23 @@ def open_bus(options: argparse.Namespace) -> can.BusABC:
         bus.shutdown()
         raise _unavailable(options, OSError(errno.ENETDOWN, "interface is down"))
     return bus
+
+
+def _reach_socketcand(kwargs: Mapping[str, Any]) -> None:
+    """One connection attempt to the socketcand server before python-can's own.
+
+    python-can's client retries a refused connection in a tight loop for ten seconds, logging a
+    warning each time; one attempt here lets the port retry with its backoff instead.
+    """
+    host, port = kwargs.get("host"), kwargs.get("port")
+    if host is None or port is None:
+        return  # python-can names the missing keyword argument
+    try:
+        socket.create_connection((str(host), int(port)), timeout=SOCKETCAND_CONNECT_S).close()
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise BusUnreachableError(f"cannot reach socketcand at {host}:{port}: {reason}; check that "
+                                  "socketcand runs there and --bus-kwargs host=... port=...") from None
 
 
 def _link_is_up(name: str) -> bool:

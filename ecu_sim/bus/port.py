@@ -56,7 +56,7 @@ class PortCounters:
 class Port:
     """Receives for one node and sends its frames; every frame is shown to the listeners."""
 
-    def __init__(self, bus: can.BusABC, own_ids: Iterable[int],
+    def __init__(self, bus: can.BusABC | None, own_ids: Iterable[int],
                  reopen: Callable[[], can.BusABC] | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bus: can.BusABC | None = bus
@@ -71,7 +71,7 @@ class Port:
         self._monotonic = monotonic
         self._backoff_s = BACKOFF_INITIAL_S
         self._retry_at = 0.0
-        self._lost_at = 0.0
+        self._lost_at = 0.0 if bus is not None else monotonic()  # None: not reachable yet, retried
 
     def __enter__(self) -> Port:
         return self

@@ -16,9 +16,11 @@ import signal
 import sys
 from collections.abc import Iterable, Sequence
 from types import ModuleType
+from typing import NoReturn
 
 import ecu_sim
-from ecu_sim.errors import EcuSimError
+from ecu_sim.cli import usage
+from ecu_sim.errors import ConfigError, EcuSimError
 
 #: command name -> module in this package; "run" is the default when no name is given.
 COMMANDS: dict[str, str] = {
@@ -52,6 +54,14 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with a mistake reported in one line that says where the help is, not a
+    usage dump: the usage of a command with thirty options buries the one line that matters."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def _command(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{COMMANDS[name]}")
 
@@ -63,7 +73,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _parser(names: Iterable[str]) -> argparse.ArgumentParser:
     """The top-level parser with the subcommands ``names`` (none for ``--version``)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ecu-sim",
         description="J1939 truck ECU simulator and cruise control module on a CAN bus.",
         epilog="Without a command, 'ecu-sim' runs the ECU ('ecu-sim run').",
@@ -83,13 +93,25 @@ def _parser(names: Iterable[str]) -> argparse.ArgumentParser:
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """The command line as ``main`` reads it, without running it: a first word that is neither a
     command nor an option of ``ecu-sim`` itself starts the default command's arguments, and only the
-    chosen command's module is imported. A mistake exits 2 with argparse's usage message."""
+    chosen command's module is imported. A mistake exits 2 with one line: a misspelt command gets
+    the closest one, an option of another command the commands that take it."""
     args_list = list(argv)
+    if args_list and not args_list[0].startswith("-") and args_list[0] not in COMMANDS:
+        raise ConfigError(usage.unknown_command(args_list[0], COMMANDS))
     if not args_list or args_list[0] not in (*COMMANDS, *HELP_OPTIONS, *VERSION_OPTIONS):
         args_list.insert(0, DEFAULT_COMMAND)
     first = args_list[0]
     names = [first] if first in COMMANDS else [] if first in VERSION_OPTIONS else list(COMMANDS)
-    return _parser(names).parse_args(args_list)
+    args, extra = _parser(names).parse_known_args(args_list)
+    if extra:
+        raise ConfigError(usage.unknown_arguments(first, extra, _takers))
+    return args
+
+
+def _takers(option: str) -> list[str]:
+    """The commands that take ``option`` (all of them imported: this runs only after a mistake)."""
+    sub = next(a for a in _parser(COMMANDS)._actions if isinstance(a, argparse._SubParsersAction))
+    return [name for name, parser in sub.choices.items() if option in parser._option_string_actions]
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -8,13 +8,14 @@ import logging
 from ecu_sim.settings import load as config
 from ecu_sim.settings.model import LOG_LEVELS, TX_MODES, Settings
 from ecu_sim.settings.sources import add_option
-from ecu_sim.settings.values import source_address
+from ecu_sim.settings.values import source_address, split_list
 from ecu_sim.vehicle.drive import PRESETS
 from ecu_sim.vehicle.road import ROUTE_ENDS
 
 
 def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app", "speed"),
-               tx_mode: bool = True) -> None:
+               tx_mode: bool = True,
+               duration_default: str = "run until SIGINT/SIGTERM") -> None:
     """The shared options; ``sources`` are the inputs the command's nodes filter by source address
     (the ECU: app, the CCM: speed, a simulation both), ``tx_mode`` only for a real bus.
 
@@ -39,7 +40,7 @@ def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app
                    metavar="SA", help="accept speed only from this J1939 source address (default: any)")
     run = parser.add_argument_group("run")
     add_option(run, "--duration", key="run.duration_s", type=float, metavar="S",
-               help="stop after S seconds (default: run until SIGINT/SIGTERM)")
+               help=f"stop after S seconds (default: {duration_default})")
     add_option(run, "--period", key="run.period_s", type=float, metavar="S",
                help="loop period in seconds (default: the DBC's GenMsgCycleTime of the speed "
                     "message, else 0.1, i.e. 10 Hz)")
@@ -115,7 +116,7 @@ def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
     faults = parser.add_argument_group(
         "fault injection", "faults in what this node sends, KIND[=VALUE][@FROM[-TO|+DURATION]] with "
         "KIND drop, delay, freeze, error, na, offset, scale or silent; times in seconds")
-    add_option(faults, "--fault", key="faults.inject", action="append", metavar="SPEC",
+    add_option(faults, "--fault", key="faults.inject", action="append", metavar="SPEC", type=_fault_text,
                help="e.g. drop=0.1, silent@60+5, delay=0.3@10-20, offset=-3@30-40 (repeatable)")
     add_option(faults, "--scenario", key="faults.scenario", metavar="FILE",
                help="faults from a file: one SPEC per line, # comments, 'seed = N'")
@@ -136,3 +137,11 @@ def add_stream_option(parser: argparse.ArgumentParser) -> None:
                help="send every tick (decoded signals by node, message, PGN and source address, "
                     "model state, lateness, counters) as one JSON datagram, e.g. to PlotJuggler's "
                     "UDP server; never blocks the loop")
+
+
+def _fault_text(text: str) -> str:
+    """An empty ``--fault`` (a shell variable that was not set) is a mistake, not "no fault"."""
+    if not split_list(text):
+        raise argparse.ArgumentTypeError("empty; give a fault such as drop=0.1 or silent@60+5, or "
+                                         "leave the option out")
+    return text

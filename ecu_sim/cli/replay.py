@@ -6,7 +6,8 @@ the recording. Every frame it sends is compared with the recorded one of the sam
 the log is checked against its tick journal: each tick's frames, received and sent, and the
 frames after the last tick.
 Exit status 0: identical; 1: the first tick that differs, or where the log does not fit its
-journal, is reported; 2: not a usable recording (no journal, a damaged file).
+journal, is reported; 2: not a usable recording (no journal, a damaged file, a DBC that moved).
+A run that was killed replays up to the last tick its journal holds, and says so.
 
 Examples:
   ecu-sim --record ecu.log --duration 60      # record a run of the ECU ...
@@ -52,7 +53,14 @@ def run(args: argparse.Namespace) -> int:
               f"frames before it are identical{note}. Replay the log and journal one run wrote, "
               f"unedited", file=sys.stderr)
         return 1
+    end = ""
+    if result.cut:
+        last = result.ticks - 1
+        where = (f"ends at tick {last} (t = {last * result.period_s:.1f} s), its last flushed tick"
+                 if last >= 0 else "holds no tick: the run ended before its first flush")
+        end = (f"; the recording {where}, as the run ended without stopping in order (killed, a "
+               f"power cut or a full disk)")
     print(f"{args.file}: {node} replayed {span}: {result.frames} frames sent bit for bit as "
-          f"recorded{note}")
+          f"recorded{note}{end}")
     return 0
 

@@ -13,17 +13,22 @@ import argparse
 import logging
 import sys
 import time
+from typing import IO
 
 from ecu_sim.cli import common
-from ecu_sim.errors import ConfigError
-from ecu_sim.runs import simulation
+from ecu_sim.errors import CannotCreateError, ConfigError, OutputError
+from ecu_sim.runs import progress, simulation
+from ecu_sim.settings.model import Settings
 from ecu_sim.settings.sources import add_option
 
 log = logging.getLogger("ecu_sim")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    common.add_common(parser, tx_mode=False)  # no real bus: frames are handed over in process
+    # No real bus: frames are handed over in process. A simulation needs an end to write its
+    # trace, so it has a duration of its own.
+    common.add_common(parser, tx_mode=False,
+                      duration_default=f"{simulation.DEFAULT_DURATION_S:g} s, an hour of driving")
     common.add_ecu_options(parser)
     driver = parser.add_argument_group("driver (one of)").add_mutually_exclusive_group()
     add_option(driver, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",
@@ -31,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     driver.add_argument("--app", type=float, metavar="PCT", help="hold the pedal at a constant APP")
     driver.add_argument("--no-ccm", action="store_true", help="no pedal at all: a coastdown")
     common.add_gains(parser.add_argument_group("cruise control gains (with --set-speed)"))
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="a progress bar on stderr for a run longer than a second (default: "
+                             "only on a terminal)")
     parser.add_argument("--out", metavar="FILE.csv",
                         help="write t_s,speed_kph,app_pct,grade_pct,distance_m, one row per tick "
                              "('-' for stdout)")
@@ -47,19 +55,34 @@ def run(args: argparse.Namespace) -> int:
     # The in-process link: bit-identical to python-can's virtual bus (which the tests use), and
     # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).
     link: simulation.Link = "direct"
+    bar = sys.stderr if progress.wanted(args.progress, sys.stderr) else None
     if args.out in (None, "-"):
-        result = simulation.run(settings, driver, sys.stdout if args.out == "-" else None, link=link)
+        result = simulation.run(settings, driver, sys.stdout if args.out == "-" else None, link=link,
+                                progress=bar)
     else:
-        try:
-            with open(args.out, "w", encoding="ascii", buffering=1 << 16) as out:
-                result = simulation.run(settings, driver, out, link=link)
-        except OSError as exc:
-            raise ConfigError(f"cannot write {args.out}: {exc.strerror}") from None
+        result = _to_file(args.out, settings, driver, link, bar)
     elapsed = time.perf_counter() - started
     ticks = result.loop.stats.ticks
     state = result.ecu.state
     simulated = ticks * result.settings.run.resolved_period_s
     rate = ticks / elapsed if elapsed else 0.0
-    log.info("simulated %.1f s in %.2f s (%d ticks, %.0f ticks/s): final speed %.2f km/h, distance %.0f m",
-             simulated, elapsed, ticks, rate, state.speed_kph, state.distance_m)
+    factor = f"{simulated / elapsed:,.0f}x real time" if elapsed else "instant"
+    log.info("simulated %.1f s in %.2f s (%d ticks, %.0f ticks/s, %s): final speed %.2f km/h, "
+             "distance %.0f m", simulated, elapsed, ticks, rate, factor, state.speed_kph,
+             state.distance_m)
     return 0
+
+
+def _to_file(path: str, settings: Settings, driver: simulation.Driver, link: simulation.Link,
+             bar: IO[str] | None) -> simulation.Simulation:
+    """The simulation with its trace in ``path``: 73 when it cannot be created, 74 when writing fails."""
+    try:
+        out = open(path, "w", encoding="ascii", buffering=1 << 16)  # noqa: SIM115  # closed below
+    except OSError as exc:
+        raise CannotCreateError(f"cannot create {path}: {exc.strerror or exc}") from None
+    try:
+        with out:
+            return simulation.run(settings, driver, out, link=link, progress=bar)
+    except OSError as exc:
+        raise OutputError(f"writing {path} failed: {exc.strerror or exc}; it holds the rows up to "
+                          f"the failure") from None

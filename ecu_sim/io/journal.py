@@ -6,7 +6,8 @@ it in ``FILE.ticks``:
 - line 1, JSON: the node, every setting of the run, the route, the DBC's checksum and the
   resolved fault schedule with its seed;
 - one line per tick: ``RX TX [FLAGS]``, the number of frames received since the previous tick
-  (all of them, in the log's order: they fell before this tick) and sent by this tick; flag
+  (all of them, in the log's order: they fell before this tick) and sent by this tick, whose
+  sent frames are in the log where the bus carried them (:mod:`ecu_sim.io.split`); flag
   ``s`` for a tick the loop ran without sending (it was overdue), ``f`` for a frame the node
   handed to the port that never reached the bus (bus down, send error);
 - ``part NAME`` for each file a size-limited recording's rotation closed, in order;
@@ -20,6 +21,7 @@ a replay needs.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -27,13 +29,15 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ecu_sim.errors import ConfigError
+from ecu_sim.settings.model import RECORD_FORMATS
 
 SUFFIX = ".ticks"
 FORMAT = "ecu-sim tick journal"
-#: 2: received frames always marked received, and the ``end RX`` line
-VERSION = 2
+#: 2: received frames always marked received, and the ``end RX`` line; 3: the node's own frame
+#: once, as sent, when the bus carried it (its echo is not counted as received)
+VERSION = 3
 #: versions this module reads
-READABLE_VERSIONS = (1, VERSION)
+READABLE_VERSIONS = (1, 2, VERSION)
 
 
 def journal_path(record_path: str) -> str:
@@ -70,27 +74,75 @@ class Journal:
 
 
 class JournalWriter:
-    """Writes one journal; ``close`` ends it with the ``end`` line of a run that stopped in order."""
+    """Writes one journal; ``close`` ends it with the ``end`` line of a run that stopped in order.
+
+    Tick lines are held in memory until :meth:`flush`, which the recorder calls right after it
+    flushed the log: the journal on disk never counts a frame the log on disk lacks, so a killed
+    run's recording replays up to its last flush. Line 1 is on disk before the first tick.
+    """
 
     def __init__(self, path: str, head: dict[str, Any]) -> None:
         self.path = path
-        self._file: IO[str] = open(path, "w", encoding="ascii", buffering=1 << 16)  # noqa: SIM115  # closed by close()
-        self._file.write(json.dumps({"format": FORMAT, "version": VERSION, **head},
-                                    separators=(",", ":")) + "\n")
+        self._pending: list[str] = []
+        self._file: IO[str] = open(path, "w", encoding="ascii")  # noqa: SIM115  # closed by close()
+        try:
+            self._file.write(json.dumps({"format": FORMAT, "version": VERSION, **head},
+                                        separators=(",", ":")) + "\n")
+            self._file.flush()
+        except OSError:
+            self.discard()
+            raise
+
+    def fileno(self) -> int:
+        return self._file.fileno()
 
     def tick(self, rx: int, tx: int, skipped: bool, failed: bool) -> None:
         flags = ("s" if skipped else "") + ("f" if failed else "")
-        self._file.write(f"{rx} {tx} {flags}\n" if flags else f"{rx} {tx}\n")
+        self._pending.append(f"{rx} {tx} {flags}\n" if flags else f"{rx} {tx}\n")
+
+    def unsent(self, count: int) -> None:
+        """The newest tick's last ``count`` frames never reached the bus: not sent, flag ``f``."""
+        index = max(i for i, line in enumerate(self._pending) if line[0].isdigit())
+        fields = self._pending[index].split()
+        flags = "".join(sorted(set((fields[2] if len(fields) > 2 else "") + "f")))
+        self._pending[index] = f"{fields[0]} {int(fields[1]) - count} {flags}\n"
 
     def part(self, name: str) -> None:
+        """A rotated file, written at once: a killed run's journal must list every part that holds
+        frames of its flushed ticks (the order of ``part`` lines among the ticks does not matter)."""
         self._file.write(f"part {os.path.basename(name)}\n")
+        self._file.flush()
+
+    def flush(self, keep: int = 0) -> None:
+        """Hand the held lines but the last ``keep`` (whose frames the log still lacks) to the
+        operating system, which is what survives a killed process; a power cut needs a sync."""
+        lines = self._pending[:len(self._pending) - keep]
+        if lines:
+            self._file.write("".join(lines))
+            del self._pending[:len(lines)]
+        self._file.flush()
 
     def close(self, trailing: int | None) -> None:
-        """Flush and close; ``trailing`` frames after the last tick, None for a log not closed whole."""
+        """Flush and close; ``trailing`` frames after the last tick, None for a log not closed whole,
+        whose last held lines are dropped (they may count frames the log lacks)."""
         try:
             if trailing is not None:
-                self._file.write(f"end {trailing}\n")
+                self._pending.append(f"end {trailing}\n")
+                self.flush()
         finally:
+            self._pending.clear()
+            self._close_quietly()
+
+    def discard(self) -> None:
+        """Close and delete: a recording that never started leaves no journal behind."""
+        self._pending.clear()
+        self._close_quietly()
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
+
+    def _close_quietly(self) -> None:
+        # Closing flushes again; after a failed write that fails again, but the file is closed.
+        with contextlib.suppress(OSError):
             self._file.close()
 
 
@@ -100,6 +152,10 @@ def read(path: str, record_path: str) -> Journal:
         with open(path, encoding="ascii") as handle:
             lines = handle.read().split("\n")
     except OSError as exc:
+        if not record_path.lower().endswith(RECORD_FORMATS):
+            raise ConfigError(f"{record_path} is not a recording: replay reads the .log, .asc or .blf "
+                              f"file written by `ecu-sim --record FILE`, with FILE.ticks next to "
+                              f"it") from None
         raise ConfigError(f"cannot read the tick journal {path} of the recording {record_path}: "
                           f"{exc.strerror or exc}; record with `ecu-sim --record {record_path}`") from None
     except UnicodeDecodeError:

@@ -3,26 +3,31 @@
 The frames go to ``FILE`` through python-can's ``Logger``, so the format follows the suffix
 (``.log`` candump, ``.asc``, ``.blf``) and any CAN tool can read it; with ``max_bytes`` python-can's
 ``SizedRotatingLogger`` starts a new file at that size, renaming the full one
-(``run_<date>_#000.log``, ...), so ``FILE`` always holds the newest frames. Received frames keep
-the bus's timestamp; sent frames get the wall-clock time of sending, on the same clock. Next to
-it the tick journal (:mod:`ecu_sim.io.journal`) splits the frames into ticks.
+(``run_<date>_#000.log``, ...), so ``FILE`` always holds the newest frames. The log is the bus as
+it was, for any player: received frames keep the bus's timestamp, and each frame the node sent is
+in it once, with the time the bus carried it where the bus hands it back
+(:mod:`ecu_sim.io.wire_order`), labelled with the run's channel. Next to it the tick journal
+(:mod:`ecu_sim.io.journal`) splits the frames into ticks.
 
 The recorder is a listener of the node's port, which tells it each frame's direction: the log's
-direction is the node's. Its own frames are marked sent (``T`` in a candump .log); everything it
-received is marked received, also an echo the bus marks as sent (SocketCAN does). A replay
+direction is the node's. Its own frames are marked sent (``T`` in a candump .log); everything else
+it received is marked received, also a frame the bus marks as sent that is not ours. A replay
 checks each frame's direction against the journal's split, so a frame missing from the log, or
-one moved or remarked, is found at its tick. Both files are flushed when the run ends, including
-on SIGINT/SIGTERM.
+one moved or remarked, is found at its tick. Both files are flushed once a second and when the
+run ends, so a killed run keeps all but its last second; a write that fails (a full disk) ends
+the run with an OutputError and leaves what was written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import logging
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
@@ -31,12 +36,19 @@ import can
 
 from ecu_sim.bus.listener import Direction
 from ecu_sim.codec.profile import Profile
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import CannotCreateError, OutputError
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.journal import JournalWriter, dbc_checksum, journal_path
+from ecu_sim.io.wire_order import WireOrder
+from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 
 log = logging.getLogger(__name__)
+
+#: how often the log and journal are handed to the operating system: what a killed run loses at most
+FLUSH_INTERVAL_S = 1.0
+#: how often a thread asks the disk to keep them: what a power cut loses at most, besides the above
+SYNC_INTERVAL_S = 10.0
 
 #: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
 REPLAYED_SECTIONS = ("profile", "truck", "controller", "run")
@@ -49,23 +61,42 @@ def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tupl
         "node": kind,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "log": os.path.basename(log_name),
-        "settings": {name: dataclasses.asdict(getattr(settings, name)) for name in REPLAYED_SECTIONS},
+        "settings": _replayed_settings(settings),
         "route": None if route is None else [list(point) for point in route],
         "dbc": {"path": profile.dbc_path, "sha256": dbc_checksum(settings.profile.dbc)},
         "faults": {"seed": schedule.seed, "faults": [dataclasses.asdict(f) for f in schedule.faults]},
     }
 
 
-class Recorder:
-    """A listener on the node's port and an observer of its loop; a context manager."""
+def _replayed_settings(settings: Settings) -> dict[str, Any]:
+    """The sections a replay needs; the DBC's path made absolute, so a replay run from another
+    folder finds it (a built-in profile is stored by its name alone)."""
+    sections = {name: dataclasses.asdict(getattr(settings, name)) for name in REPLAYED_SECTIONS}
+    if settings.profile.dbc is not None:
+        sections["profile"]["dbc"] = os.path.abspath(settings.profile.dbc)
+    return sections
 
-    def __init__(self, path: str, max_bytes: int, head: dict[str, Any]) -> None:
+
+class Recorder:
+    """A listener on the node's port and an observer of its loop; a context manager.
+
+    ``channel`` labels the frames the node sends (python-can's writers would write their own
+    default for a frame without one). Every ``period_s`` worth of :data:`FLUSH_INTERVAL_S` the
+    log and then the journal are handed to the operating system, after the tick's frame is out;
+    a background thread asks the disk to keep them every :data:`SYNC_INTERVAL_S`, so a slow card
+    never holds up a tick.
+    """
+
+    def __init__(self, path: str, max_bytes: int, head: dict[str, Any], *, period_s: float = 0.1,
+                 channel: str | None = None) -> None:
         self.path = path
+        self._channel = channel
+        self._flush_every = max(1, ticks_in(FLUSH_INTERVAL_S, period_s))
         try:
             self._journal = JournalWriter(journal_path(path), head)
         except OSError as exc:
-            raise ConfigError(f"cannot write the recording {journal_path(path)}: "
-                              f"{exc.strerror or exc}") from None
+            raise CannotCreateError(f"cannot write the recording {journal_path(path)}: "
+                                    f"{exc.strerror or exc}") from None
         try:
             if max_bytes > 0:
                 rotating = can.SizedRotatingLogger(path, max_bytes=max_bytes)
@@ -74,12 +105,17 @@ class Recorder:
             else:
                 self._logger = can.Logger(path)
         except (OSError, ValueError) as exc:
-            self._journal.close(None)
-            raise ConfigError(f"cannot write the recording {path}: {exc}") from None
+            self._journal.discard()
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise CannotCreateError(f"cannot write the recording {path}: {reason}") from None
         self._rx = 0
         self._tx = 0
+        self._ticks = 0
         self._failed = False
         self._stopped = False
+        self._broken = False
+        self._syncer = _Syncer(self._files)
+        self._order = WireOrder(self._logger.on_message_received, channel)
         #: frames written so far, received and sent
         self.frames = 0
 
@@ -88,7 +124,19 @@ class Recorder:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
+        if kind is not None and self._ticks == 0 and not self._stopped:
+            self._discard()  # the run failed before its first tick: nothing worth keeping
+            return
         self.stop()
+
+    def _discard(self) -> None:
+        self._stopped = True
+        self._syncer.stop()
+        with contextlib.suppress(OSError, ValueError):
+            self._logger.stop()
+        self._journal.discard()
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
         if direction is Direction.NOT_SENT:
@@ -96,38 +144,142 @@ class Recorder:
             return
         if direction is Direction.SENT:
             self._tx += 1
-            msg = can.Message(timestamp=time.time(), arbitration_id=msg.arbitration_id,
-                              is_extended_id=msg.is_extended_id, is_fd=msg.is_fd,
-                              bitrate_switch=msg.bitrate_switch, data=msg.data, channel=msg.channel,
-                              is_rx=False, check=False)
-        else:
-            self._rx += 1
-            if not msg.is_rx:  # an echo the bus marks as sent: the node received it
-                msg = copy.copy(msg)
-                msg.is_rx = True
+            self.frames += 1
+            self._order.sent(msg, self._ticks, time.time())
+            return
+        if direction is Direction.ECHO and self._write(lambda: self._order.echo(msg)):
+            return  # our own frame heard back: written once, as sent, with the echo's time
+        self._rx += 1
         self.frames += 1
-        self._logger.on_message_received(msg)
+        if not msg.is_rx:  # an echo the bus marks as sent that is not ours: the node received it
+            msg = copy.copy(msg)
+            msg.is_rx = True
+        self._write(lambda: self._order.received(msg))
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        # The previous ticks' frames whose echo did not come are written now, before this tick's
+        # line, so the journal on disk never counts a frame still held.
+        self._settle(self._ticks)
         self._journal.tick(self._rx, self._tx, not transmitted, self._failed)
         self._rx = self._tx = 0
         self._failed = False
+        self._ticks += 1
+        if self._ticks % self._flush_every == 0:
+            self._write(self._flush)
+
+    def _settle(self, before_tick: int | None) -> None:
+        """Frames of earlier ticks (all with None) whose echo did not come; the journal's newest
+        line, still held, stops counting those that never were on the bus."""
+        dropped = 0
+
+        def settle() -> None:
+            nonlocal dropped
+            dropped = self._order.settle(before_tick)
+
+        self._write(settle)
+        if dropped:
+            self._journal.unsent(dropped)
+            self.frames -= dropped
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a frame the node sent is still held for its echo."""
+        return self._order.waiting
+
+    def _flush(self) -> bool:
+        """The log first, then the journal, so the journal never counts frames the log lacks."""
+        handle = getattr(_writer(self._logger), "file", None)
+        if handle is not None and not isinstance(_writer(self._logger), can.BLFWriter):
+            handle.flush()
+        self._journal.flush(keep=1 if self._order.waiting else 0)
+        return True
+
+    def _files(self) -> list[int]:
+        """The file descriptors to sync: the log's current file and the journal."""
+        handle: Any = getattr(_writer(self._logger), "file", None)
+        numbers = [self._journal.fileno()]
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            numbers.append(handle.fileno())
+        return numbers
+
+    def _write(self, action: Callable[[], bool | None]) -> bool:
+        """Run a write; a failing one ends the recording with what was written (OutputError)."""
+        if self._broken:
+            return False
+        try:
+            return bool(action())
+        except OSError as exc:
+            self._broken = True
+            self._abandon()
+            raise OutputError(
+                f"writing the recording {self.path} failed: {exc.strerror or exc}; it holds the "
+                f"frames up to its last flush and replays to there (ecu-sim replay {self.path})"
+            ) from None
 
     def _rotated(self, default_name: str | os.PathLike[str]) -> str:
         name = os.fspath(default_name)
         self._journal.part(name)
         return name
 
+    def _abandon(self) -> None:
+        """Close both files after a failed write, without the end line and the lines not flushed."""
+        self._stopped = True
+        self._syncer.stop()
+        with contextlib.suppress(OSError, ValueError):
+            self._logger.stop()
+        self._journal.close(None)
+
     def stop(self) -> None:
         """Flush and close both files; safe to call twice."""
         if self._stopped:
             return
         self._stopped = True
+        self._syncer.stop()
         try:
+            self._settle(None)
             self._logger.stop()
+        except (OSError, ValueError) as exc:
+            self._journal.close(None)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise OutputError(f"closing the recording {self.path} failed: {reason}; it holds the "
+                              f"frames up to its last flush and replays to there") from None
         except BaseException:
             self._journal.close(None)
             raise
-        self._journal.close(self._rx)  # the end line only for a log closed complete
+        try:
+            self._journal.close(self._rx)  # the end line only for a log closed complete
+        except OSError as exc:
+            raise OutputError(f"closing the tick journal {journal_path(self.path)} failed: "
+                              f"{exc.strerror or exc}; the recording replays to its last "
+                              f"flush") from None
         log.info("recorded %d frames to %s (tick journal %s)", self.frames, self.path,
                  journal_path(self.path))
+
+
+def _writer(logger: can.Listener) -> object:
+    """The writer that holds the current file: a rotating logger's, or the logger itself."""
+    return getattr(logger, "writer", logger)
+
+
+class _Syncer:
+    """Every SYNC_INTERVAL_S, fsync the recording's files from a thread of its own.
+
+    A sync on an SD card can take a good part of a period; the loop's thread only flushes, which
+    costs one write call a second. A descriptor closed meanwhile (a rotation) is skipped.
+    """
+
+    def __init__(self, files: Callable[[], list[int]]) -> None:
+        self._files = files
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ecu-sim fsync", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(SYNC_INTERVAL_S):
+            for number in self._files():
+                with contextlib.suppress(OSError):
+                    os.fsync(number)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()

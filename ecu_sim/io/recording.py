@@ -117,7 +117,14 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
         raise ConfigError(f"{journal.journal_path(recording.path)}, line 1: settings this ecu-sim "
                           f"does not know ({exc}); replay with the version that recorded it") from None
     checksum = recording.head.get("dbc", {}).get("sha256")
-    if settings.profile.dbc is not None and checksum != journal.dbc_checksum(settings.profile.dbc):
-        log.warning("%s is not the DBC file the recording was made with (its checksum differs)",
-                    settings.profile.dbc)
+    path = settings.profile.dbc
+    if path is None:
+        return settings
+    if dbc is None and not os.path.isfile(path):
+        raise ConfigError(f"{recording.path} was recorded with the DBC {path}, which is not there any "
+                          f"more; give the file with that content (sha256 {checksum or 'unknown'}) "
+                          f"where it is now: `ecu-sim replay {recording.path} --dbc PATH`")
+    if checksum != journal.dbc_checksum(path):
+        log.warning("%s is not the DBC file the recording was made with (its checksum differs from "
+                    "sha256 %s); the replay may differ", path, checksum)
     return settings

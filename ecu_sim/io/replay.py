@@ -22,8 +22,6 @@ frame deleted from the log, a received one marked sent, a log cut short or run o
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +32,7 @@ from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
+from ecu_sim.io.split import Mismatch, TickSplit, text
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
@@ -41,15 +40,6 @@ from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import Inputs, VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """Where the log parts from its tick journal: it is not the log the journal was written with."""
-
-    #: the tick (the number of ticks, for frames after the last one)
-    tick: int
-    what: str
 
 
 class ReplayBus(can.BusABC):
@@ -66,88 +56,39 @@ class ReplayBus(can.BusABC):
         super().__init__(channel="replay")
         self._recording = recording
         self._ticks = recording.ticks
-        self._frames = recording.frames()
+        self._split = TickSplit(recording)
         self._queue: deque[can.Message] = deque()
         self._loaded = -1
         #: the tick the node runs next: frames sent now belong to it
         self.tick = 0
-        #: per tick: the frames the recording says the node sent
-        self.recorded: list[list[can.Message]] = []
         #: (tick, frame) for every frame the replayed node sent, as its port reported them
         self.sent: list[tuple[int, can.Message]] = []
-        #: the first place where the log does not fit its journal
-        self.mismatch: Mismatch | None = None
+
+    @property
+    def recorded(self) -> list[list[can.Message]]:
+        """Per tick: the frames the recording says the node sent."""
+        return self._split.recorded
+
+    @property
+    def mismatch(self) -> Mismatch | None:
+        """The first place where the log does not fit its journal."""
+        return self._split.mismatch
 
     def _load(self, tick: int) -> None:
         ticks = self._ticks
         while self._loaded < tick and self._loaded + 1 < len(ticks) and self.mismatch is None:
             index = self._loaded + 1
-            record = ticks[index]
-            frames = self._take(record.rx + record.tx)
-            self.mismatch = self._check(index, record, frames)
-            if self.mismatch is not None:
+            frames = self._split.received(index, ticks[index])
+            if frames is None:
                 return
             self._loaded = index
-            self._queue.extend(msg for msg, _ in frames[:record.rx])
-            self.recorded.append([msg for msg, _ in frames[record.rx:]])
-
-    def _take(self, count: int) -> list[tuple[can.Message, str]]:
-        """The next ``count`` frames or fewer, each with where it is in the log."""
-        frames = []
-        for msg in itertools.islice(self._frames, count):
-            name, number = self._recording.at
-            frames.append((msg, f"frame {number} of {os.path.basename(name)}"))
-        return frames
-
-    def _check(self, index: int, record: TickRecord,
-               frames: list[tuple[can.Message, str]]) -> Mismatch | None:
-        counted = f"the journal counts {record.rx} received and {record.tx} sent frames"
-        if len(frames) < record.rx + record.tx:
-            return Mismatch(index, f"the log ends before the tick's frames: {counted}, the log holds "
-                                   f"{len(frames)} more (it was cut short, or is not this journal's log)")
-        check_received = self._recording.directions_kept
-        for position, (msg, where) in enumerate(frames):
-            if position >= record.rx and msg.is_rx:
-                return Mismatch(index, f"{counted}, but its frame {position + 1}, {_text([msg])} "
-                                       f"({where}), is marked received where a sent one belongs: a "
-                                       f"sent frame is missing from the log or marked received")
-            if position < record.rx and not msg.is_rx and check_received:
-                return Mismatch(index, f"{counted}, but its frame {position + 1}, {_text([msg])} "
-                                       f"({where}), is marked sent where a received one belongs: a "
-                                       f"received frame is missing from the log or marked sent")
-        return None
+            self._queue.extend(frames)
 
     def finish(self) -> None:
         """After the run: the ticks the loop did not get to, and the frames after the last tick."""
-        last = len(self._ticks)
-        self._load(last - 1)
-        if self.mismatch is not None:
-            return
-        expected = self._recording.trailing
-        check_received = self._recording.directions_kept
-        after = f"after the journal's last tick (tick {last - 1})"
-        count = 0
-        while taken := self._take(1):
-            msg, where = taken[0]
-            count += 1
-            if not msg.is_rx and check_received:
-                self.mismatch = Mismatch(last, f"the log goes on {after} with a sent frame, "
-                                               f"{_text([msg])} ({where}): {self._end_text()}")
-                return
-            if expected is not None and count > expected:
-                self.mismatch = Mismatch(last, f"the log has frames left {after}: the journal counts "
-                                               f"{expected} received ones there, but the log has "
-                                               f"{_text([msg])} ({where}) beyond them")
-                return
-        if expected is not None and count < expected:
-            self.mismatch = Mismatch(last, f"the log ends early: the journal counts {expected} frames "
-                                           f"received {after}, the log holds {count}")
-
-    def _end_text(self) -> str:
-        if self._recording.trailing is None:
-            return ("the journal has no end line, so the run was killed before it finished its "
-                    "journal: only a complete recording replays")
-        return "nothing is sent after the last tick, so the log is not this journal's"
+        self._load(len(self._ticks) - 1)
+        if self.mismatch is None:
+            self._split.finish(len(self._ticks), self._recording.trailing)
 
     def feed(self, tick: int) -> None:
         """Queue the frames that fell before ``tick``, the tick the node runs next."""
@@ -220,17 +161,13 @@ class ReplayResult:
     difference: Difference | None
     #: where the log parts from its journal (frames missing, remarked, cut short or run on)
     mismatch: Mismatch | None = None
+    #: the journal has no end line: the run was killed (or its disk filled) before it stopped,
+    #: and the recording ends at its last tick
+    cut: bool = False
 
     @property
     def identical(self) -> bool:
         return self.difference is None and self.mismatch is None
-
-
-def _text(frames: Sequence[can.Message]) -> str:
-    if not frames:
-        return "no frame"
-    return ", ".join(f"{m.arbitration_id:08X}#{bytes(m.data).hex().upper()}" if m.is_extended_id
-                     else f"{m.arbitration_id:03X}#{bytes(m.data).hex().upper()}" for m in frames)
 
 
 def _key(frames: Sequence[can.Message]) -> list[tuple[int, bool, bytes]]:
@@ -265,15 +202,16 @@ def _compare(kind: str, recording: Recording, bus: ReplayBus, period_s: float) -
     sent: list[list[can.Message]] = [[] for _ in recording.ticks]
     for tick, msg in bus.sent:
         sent[tick].append(msg)
-    ticks = len(bus.recorded)
+    ticks = len(bus.recorded) if bus.mismatch is None else min(len(bus.recorded), bus.mismatch.tick)
     frames = unverified = 0
+    cut = recording.trailing is None and recording.directions_kept
     for tick in range(ticks):
         recorded, replayed = bus.recorded[tick], sent[tick]
         if recording.ticks[tick].failed:
             unverified += 1
             continue
         if _key(recorded) != _key(replayed):
-            difference = Difference(tick, tick * period_s, _text(recorded), _text(replayed))
-            return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.mismatch)
+            difference = Difference(tick, tick * period_s, text(recorded), text(replayed))
+            return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.mismatch, cut)
         frames += len(recorded)
-    return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.mismatch)
+    return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.mismatch, cut)

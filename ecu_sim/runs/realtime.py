@@ -10,15 +10,18 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
+
+import can
 
 from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
 from ecu_sim.cosim.plant import UdpPlant, parse_plant
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import BusUnreachableError, ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.mcap_format import McapRecorder
@@ -67,13 +70,14 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
                               "driveline; drop one of the two")
     with ExitStack() as stack:
         controls = None if open_controls is None else stack.enter_context(open_controls(settings))
-        port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=own_ids,
+        port = stack.enter_context(Port(_first_bus(options), own_ids=own_ids,
                                         reopen=lambda: bus_options.open_bus(options)))
         log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
                  getattr(options, "channel", ""), profile.name, profile.dbc_path)
         mcap = (settings.record.file or "").lower().endswith(MCAP_FORMAT)
         recorder: Recorder | McapRecorder | None = (
-            None if mcap else _recorder(stack, kind, settings, profile, route, schedule))
+            None if mcap else _recorder(stack, kind, settings, profile, route, schedule,
+                                       channel=getattr(options, "channel", None)))
         plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
@@ -96,10 +100,29 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
             stack.callback(lambda: faults.finish(built.node.tick_index))
         stack.enter_context(_stop_on_signals(loop))
         loop.run(_max_ticks(settings))
+        if isinstance(recorder, Recorder):
+            _await_echoes(port, recorder, settings.run.resolved_period_s)
         bus_state = port.state_text() + ("" if plant is None else f" | {plant.status_text()}")
     log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
              stats.skipped, built.counters_text(), bus_state)
     return 0
+
+
+def _await_echoes(port: Port, recorder: Recorder, period_s: float) -> None:
+    """Up to a period for the bus to hand back the last tick's frame (a kernel timer sends it a
+    quarter period after the tick), so the recording holds it with the time it was on the bus."""
+    until = time.monotonic() + period_s
+    while recorder.waiting and (left := until - time.monotonic()) > 0:
+        port.recv(left)
+
+
+def _first_bus(options: argparse.Namespace) -> can.BusABC | None:
+    """The bus, or None for a network bus not reachable yet, which the port retries with backoff."""
+    try:
+        return bus_options.open_bus(options)
+    except BusUnreachableError as exc:
+        log.warning("bus unreachable (%s); retrying with backoff", exc)
+        return None
 
 
 def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stats: LoopStats,
@@ -139,13 +162,16 @@ def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSche
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
-              route: GradeSchedule | Road | None, schedule: FaultSchedule) -> Recorder | None:
+              route: GradeSchedule | Road | None, schedule: FaultSchedule,
+              channel: object) -> Recorder | None:
     """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io)."""
     path = settings.record.file
     if path is None:
         return None
     head = _head(kind, settings, profile, route, schedule)
-    recorder = stack.enter_context(Recorder(path, settings.record.max_bytes, head))
+    recorder = stack.enter_context(Recorder(
+        path, settings.record.max_bytes, head, period_s=settings.run.resolved_period_s,
+        channel=None if channel is None else str(channel)))
     log.info("recording every frame to %s", path)
     return recorder
 

@@ -34,6 +34,7 @@ from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.pedal import ConstantPedal
 from ecu_sim.runs import viewers
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
+from ecu_sim.runs.progress import Progress
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import LoopStats, Node, TickLoop, TickObserver
 from ecu_sim.runtime.ticks import ticks_in
@@ -59,7 +60,9 @@ class Simulation:
     """An ECU and its driver on a private bus of one virtual clock; closing it closes the bus."""
 
     def __init__(self, settings: Settings, driver: Driver, profile: Profile | None = None,
-                 link: Link = "virtual", out: IO[str] | None = None) -> None:
+                 link: Link = "virtual", out: IO[str] | None = None,
+                 progress: IO[str] | None = None) -> None:
+        """``progress``: where to draw a progress bar (a terminal), None for none."""
         if profile is None:
             settings, profile = prepare(settings)
         clock = VirtualClock()
@@ -97,7 +100,22 @@ class Simulation:
                 watched, profile, stats, period, lambda now: now))
             self._stack = self._stack.pop_all()
         self.settings = settings
+        self.progress = None if progress is None else Progress(self.ticks, self.period_s, progress)
+        if self.progress is not None:
+            observers.append(self.progress)
+            self._stack.callback(self.progress.close)
         self.loop = TickLoop(clock, period, nodes, observers, stats)
+
+    @property
+    def period_s(self) -> float:
+        return self.settings.run.resolved_period_s
+
+    @property
+    def ticks(self) -> int:
+        """The run's length: ticks 0 .. N - 1 of N whole periods of the duration (default one hour)."""
+        run = self.settings.run
+        duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
+        return max(1, ticks_in(duration, run.resolved_period_s))
 
     @staticmethod
     def _ecu(port: Port, profile: Profile, settings: Settings, frame: FrameFactory) -> Ecu:
@@ -118,14 +136,12 @@ class Simulation:
 
     def run(self) -> None:
         """Run the settings' duration (default one hour): ticks 0 .. N - 1 of N whole periods."""
-        run = self.settings.run
-        duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
-        self.loop.run(max(1, ticks_in(duration, run.resolved_period_s)))
+        self.loop.run(self.ticks)
 
 
 def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
-        link: Link = "virtual") -> Simulation:
+        link: Link = "virtual", progress: IO[str] | None = None) -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""
-    with Simulation(settings, driver, link=link, out=out) as simulation:
+    with Simulation(settings, driver, link=link, out=out, progress=progress) as simulation:
         simulation.run()
     return simulation

@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from ecu_sim.errors import ConfigError
@@ -70,6 +71,42 @@ class JournalPrefixFormatter(logging.Formatter):
         return "\n".join(f"<{priority}>{line}" for line in text.splitlines() or [""])
 
 
+class RepeatLimit(logging.Filter):
+    """A library's record repeated within ``interval_s`` is counted, not written again.
+
+    A library in a retry loop can log the same warning thousands of times a second (python-can's
+    socketcand client did, for a refused port), drowning everything else and filling a board's
+    journal. The first of a kind is written; repeats within the interval are counted, and the
+    next one after it is written once with that count. ecu-sim's own records are rate-limited
+    where they are made, so only other loggers' records are limited here.
+    """
+
+    def __init__(self, interval_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self._interval_s = interval_s
+        self._clock = clock
+        #: (logger, level, message) -> (when it was last written, repeats since)
+        self._seen: dict[tuple[str, int, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "ecu_sim" or record.name.startswith("ecu_sim."):
+            return True
+        key = (record.name, record.levelno, record.getMessage())
+        now = self._clock()
+        written = self._seen.get(key)
+        if written is not None and now - written[0] < self._interval_s:
+            self._seen[key] = (written[0], written[1] + 1)
+            return False
+        if written is not None and written[1]:
+            record.msg = (f"{record.getMessage()} (and {written[1]} more like it in the last "
+                          f"{now - written[0]:.0f} s)")
+            record.args = None
+        if len(self._seen) > 256:  # many different messages: forget the oldest ones
+            self._seen.clear()
+        self._seen[key] = (now, 0)
+        return True
+
+
 def _nearest_priority(levelno: int) -> int:
     """Custom levels map to the priority of the next standard level at or above them."""
     for level in sorted(JOURNAL_PRIORITY):
@@ -111,6 +148,7 @@ def configure_logging(level: str, *, journal: bool | None = None,
         handler = logging.StreamHandler(target)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
         mode = "human"
+    handler.addFilter(RepeatLimit())
     setattr(handler, _HANDLER_MARK, True)
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _HANDLER_MARK, False)]:

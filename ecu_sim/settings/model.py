@@ -18,6 +18,7 @@ from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.drive import PRESETS
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.road import ROUTE_ENDS
+from ecu_sim.vehicle.route import MAX_ABS_GRADE_PCT
 
 #: the words ``[run] log_level`` and ``--log-level`` accept, least severe first
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -94,6 +95,9 @@ class RunSettings:
                 found.append(f"{name} must be a finite number (got {getattr(self, name)})")
         if self.grade_pct is not None and self.grade_file is not None:
             found.append("grade_pct and grade_file exclude each other: give one")
+        if self.grade_pct is not None and not abs(self.grade_pct) <= MAX_ABS_GRADE_PCT:
+            found.append(f"grade_pct must be within +-{MAX_ABS_GRADE_PCT:g} % (got {self.grade_pct:g}); "
+                         "grades are in percent (rise per 100 m of run), not per mille or degrees")
         if self.tx_mode not in TX_MODES:
             found.append(f"tx_mode must be {_one_of(TX_MODES)} (got {self.tx_mode!r})")
         if self.log_level.lower() not in LOG_LEVELS:
@@ -167,6 +171,9 @@ class RecordSettings:
                          "its tick journal; record to .log/.asc/.blf to rotate")
         if self.max_bytes < 0:
             found.append(f"max_bytes must be >= 0 (got {self.max_bytes})")
+        elif self.max_bytes and self.file is None:
+            found.append(f"max_bytes ({self.max_bytes}) limits a recording, but none is made: add "
+                         f"--record FILE ([record] file)")
         return found
 
 
