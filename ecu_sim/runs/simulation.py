@@ -10,12 +10,18 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
   It deep-copies every frame and passes it through a locked ``queue.Queue``.
 - ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.bus.inprocess`, a segment that hands
   frames over by reference, and so much faster (docs/performance.md).
+
+Faults given in the settings act on what the ECU sends (the speed sensor as the CCM hears it), so
+a campaign can vary dropouts and their seeds like any other setting. A ``watch`` adds observers
+once the nodes exist (a campaign's key figures), before the loop is built: nothing is attached to
+a running simulation.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -27,7 +33,11 @@ from ecu_sim.bus.inprocess import InProcessLink, new_frame
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
 from ecu_sim.codec.profile import Profile
+from ecu_sim.faults import injector
+from ecu_sim.faults.injector import FaultInjector
+from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.trace import CsvTrace
+from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.pedal import ConstantPedal
@@ -43,6 +53,8 @@ _channels = itertools.count()
 
 #: "virtual": python-can's virtual interface (copies every frame); "direct": the in-process link
 Link = Literal["virtual", "direct"]
+#: extra tick observers for a simulation whose nodes are built (and may take port listeners)
+Watch = Callable[["Simulation"], Sequence[TickObserver]]
 
 
 @dataclass(frozen=True)
@@ -57,9 +69,10 @@ class Simulation:
     """An ECU and its driver on a private bus of one virtual clock; closing it closes the bus."""
 
     def __init__(self, settings: Settings, driver: Driver, profile: Profile | None = None,
-                 link: Link = "virtual", out: IO[str] | None = None) -> None:
+                 link: Link = "virtual", out: IO[str] | None = None, watch: Watch | None = None) -> None:
         if profile is None:
             settings, profile = prepare(settings)
+        schedule = _fault_schedule(settings, profile)
         clock = VirtualClock()
         channel = f"ecu-sim-{os.getpid()}-{next(_channels)}"
         direct = InProcessLink(clock, channel) if link == "direct" else None
@@ -72,11 +85,20 @@ class Simulation:
 
         self._stack = ExitStack()
         with self._stack:  # closes what was opened when building fails (e.g. a bad route file)
-            self.ecu = self._ecu(port(profile.speed.frame_id), profile, settings, frame)
+            built = build_node(NodeKind.ECU, port(profile.speed.frame_id), profile, settings,
+                               route=load_route(settings), schedule=schedule, new_frame=frame)
+            assert isinstance(built.node, Ecu)
+            self.ecu: Ecu = built.node
+            #: the fault injector in front of the ECU's transmitter, when the settings give faults
+            self.faults: FaultInjector | None = built.faults
+            self.ccm: Ccm | None = None
             nodes: list[Node] = [self.ecu]
             if driver.kind == "ccm":
-                nodes.append(build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
-                                        new_frame=frame).node)
+                ccm = build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
+                                 new_frame=frame).node
+                assert isinstance(ccm, Ccm)
+                self.ccm = ccm
+                nodes.append(ccm)
             elif driver.kind == "pedal":
                 app = profile.app
                 pedal_port = port(app.frame_id)
@@ -85,14 +107,9 @@ class Simulation:
             self._stack = self._stack.pop_all()
         self.settings = settings
         observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
+        if watch is not None:
+            observers.extend(watch(self))
         self.loop = TickLoop(clock, settings.run.resolved_period_s, nodes, observers)
-
-    @staticmethod
-    def _ecu(port: Port, profile: Profile, settings: Settings, frame: FrameFactory) -> Ecu:
-        node = build_node(NodeKind.ECU, port, profile, settings, route=load_route(settings),
-                          new_frame=frame).node
-        assert isinstance(node, Ecu)
-        return node
 
     def __enter__(self) -> Simulation:
         return self
@@ -111,9 +128,19 @@ class Simulation:
         self.loop.run(max(1, ticks_in(duration, run.resolved_period_s)))
 
 
+def _fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | None:
+    """The faults of the ECU's output, checked before anything is built; None without any."""
+    f = settings.faults
+    if not f.inject and f.scenario is None:
+        return None
+    schedule = FaultSchedule.load(f.inject, f.scenario, f.seed)
+    injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
+    return schedule
+
+
 def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
-        link: Link = "virtual") -> Simulation:
+        link: Link = "virtual", watch: Watch | None = None) -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""
-    with Simulation(settings, driver, link=link, out=out) as simulation:
+    with Simulation(settings, driver, link=link, out=out, watch=watch) as simulation:
         simulation.run()
     return simulation
