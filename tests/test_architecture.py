@@ -19,6 +19,7 @@ ALLOWED = {
     "codec": {"j1939"},
     "faults": {"codec", "runtime", "bus"},
     "settings": {"faults", "runtime", "vehicle", "control"},
+    "campaign": {"settings", "runs", "runtime", "bus", "vehicle"},
 }
 
 

@@ -34,7 +34,7 @@ def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
     row = {"id": case.id, "status": OK, **case.columns(), **dict.fromkeys(FIGURES, ""), "error": ""}
     try:
         row.update(_simulate(case, traces))
-    except Exception as exc:  # noqa: BLE001 - any failure of a case is that case's result
+    except Exception as exc:
         row["status"] = FAILED
         row["error"] = f"{type(exc).__name__}: {exc}".replace("\n", " ")
     return row

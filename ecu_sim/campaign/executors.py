@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator, Sequence
 from concurrent import futures
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from ecu_sim.campaign.case import FAILED, run_case
 from ecu_sim.campaign.figures import FIGURES
@@ -102,11 +103,11 @@ def dask(cases: Sequence[Case], workers: int, scheduler: str | None,
             cluster.close()
 
 
-def _dask_row(future: futures.Future[dict[str, str]] | object, case: Case) -> dict[str, str]:
+def _dask_row(future: Any, case: Case) -> dict[str, str]:
     """The case's row; a case whose task the cluster gave up on (it killed its workers) is failed."""
     try:
-        row: dict[str, str] = future.result()  # type: ignore[attr-defined]
+        row: dict[str, str] = future.result()
         return row
-    except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: recorded, the campaign goes on
+    except Exception as exc:
         return {"id": case.id, "status": FAILED, **case.columns(), **dict.fromkeys(FIGURES, ""),
                 "error": f"{type(exc).__name__}: {exc}".replace("\n", " ")}

@@ -14,6 +14,7 @@ which ``campaign compare`` counts as worse than any number.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from array import array
 from collections.abc import Sequence
@@ -84,7 +85,7 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     row = dict.fromkeys(FIGURES, "")
     if set_speed_kph is not None and speeds:
         row.update(_tracking(speeds, set_speed_kph, band_kph, period))
-    row["app_total_variation_pct"] = _num(sum(abs(b - a) for a, b in zip(app, app[1:], strict=False)))
+    row["app_total_variation_pct"] = _num(sum(abs(b - a) for a, b in itertools.pairwise(app)))
     row["app_at_0_s"] = _num(sum(1 for a in app if a <= 0.0) * period)
     row["app_at_100_s"] = _num(sum(1 for a in app if a >= 100.0) * period)
     row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))

@@ -129,7 +129,7 @@ def _check_driver(case: Case, campaign: Campaign) -> None:
 
 def case_id(case: Case, settings: Settings) -> str:
     """A hash of the case's settings as the settings type them; see the module docstring."""
-    typed = {}
+    typed: dict[str, Any] = {}
     for dotted, raw, _ in case.values:
         section, key = dotted.split(".", 1)
         value = raw if section == DRIVER_SECTION else getattr(getattr(settings, section), key, raw)

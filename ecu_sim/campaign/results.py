@@ -91,7 +91,8 @@ class Results:
 def write_parquet(source: Path, target: Path) -> None:
     """The CSV table as Parquet (pyarrow infers the column types); atomic like the CSV."""
     try:
-        from pyarrow import csv as pa_csv, parquet
+        from pyarrow import csv as pa_csv
+        from pyarrow import parquet
     except ImportError:
         raise ConfigError("--parquet needs pyarrow: pip install 'ecu-sim[parquet]'") from None
     table = pa_csv.read_csv(source)

@@ -179,8 +179,9 @@ def _value_problem(value: Any, lists: bool, draws: bool) -> str | None:
         kind, args = next(iter(value.items()))
         wanted = DISTRIBUTIONS[kind]
         if not isinstance(args, list) or not args or (wanted is not None and len(args) != wanted):
-            return f"{kind} takes {'a list of choices' if wanted is None else f'[low, high]'} (got {args!r})"
-        if wanted is not None and not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args):
+            return f"{kind} takes {'a list of choices' if wanted is None else '[low, high]'} (got {args!r})"
+        numbers = all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args)
+        if wanted is not None and not numbers:
             return f"{kind} takes numbers (got {args!r})"
         return None
     if lists:
