@@ -197,6 +197,7 @@ def test_a_failing_case_is_recorded_with_its_error_and_the_others_run(cli_main: 
     (SHORT + "[matrix]\nrun.set_speed_kph = 80\n", "set_speed_kph", 5),
     (SHORT + "[random]\ncount = 3\nrun.initial_speed_kph = {normal = [1, 2]}\n", "initial_speed_kph", 6),
     (SHORT + "[matrix]\nrun.set_speed_kph = [80 90]\n", "", 5),
+    (SHORT + "[random]\ncount = 2\nseed = 1\nfaults.seed = {integers = [1]}\n", "faults.seed", 7),
 ])
 def test_a_malformed_campaign_file_exits_2_naming_the_key_and_its_line(
         cli_main: Cli, tmp_path: Path, text: str, key: str, line: int) -> None:

@@ -14,10 +14,11 @@ which ``campaign compare`` counts as worse than any number.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
+import operator
 from array import array
 from collections.abc import Sequence
+from typing import Any
 
 import can
 
@@ -52,8 +53,9 @@ class Probe:
         self.simulation = simulation
         self.speed_mps = array("d")
         self.app_pct = array("d")
-        self._hash = hashlib.blake2b(digest_size=8)
-        self._update = self._hash.update
+        #: identifier and payload of every frame, in order; hashed once the run is over
+        self._frames: list[Any] = []
+        self._keep = self._frames.extend
         self._ecu = simulation.ecu
         self._append_speed = self.speed_mps.append
         self._append_app = self.app_pct.append
@@ -69,11 +71,14 @@ class Probe:
         self._append_app(ecu.app_pct)
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
-        self._update(b"%x#%s" % (msg.arbitration_id, msg.data) if direction is not Direction.NOT_SENT
-                     else b"-%x" % msg.arbitration_id)
+        self._keep((msg.arbitration_id, direction is Direction.NOT_SENT, bytes(msg.data)))
 
     def frame_hash(self) -> str:
-        return self._hash.hexdigest()
+        """A hash of every frame's identifier and payload in order, a frame that was not sent marked."""
+        frames = self._frames
+        text = b"".join(b"%x%s%s" % (ident, b"-" if lost else b"#", data)
+                        for ident, lost, data in zip(frames[::3], frames[1::3], frames[2::3], strict=True))
+        return hashlib.blake2b(text, digest_size=8).hexdigest()
 
 
 def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[str, str]:
@@ -85,9 +90,9 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     row = dict.fromkeys(FIGURES, "")
     if set_speed_kph is not None and speeds:
         row.update(_tracking(speeds, set_speed_kph, band_kph, period))
-    row["app_total_variation_pct"] = _num(sum(abs(b - a) for a, b in itertools.pairwise(app)))
-    row["app_at_0_s"] = _num(sum(1 for a in app if a <= 0.0) * period)
-    row["app_at_100_s"] = _num(sum(1 for a in app if a >= 100.0) * period)
+    row["app_total_variation_pct"] = _num(sum(map(abs, map(operator.sub, app[1:], app))))
+    row["app_at_0_s"] = _num(len([a for a in app if a <= 0.0]) * period)
+    row["app_at_100_s"] = _num(len([a for a in app if a >= 100.0]) * period)
     row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))
     row["faults_injected"] = str(sum(sim.faults.injected.values()) if sim.faults is not None else 0)
     row["invalid_frames"] = str(sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0))
@@ -123,12 +128,11 @@ def wheel_energy_kwh(probe: Probe, period: float) -> float:
     truck = probe.simulation.settings.truck
     power_per_pct = truck.rated_power_kw * 10.0  # W per % APP
     traction_n = truck.traction_limit_mu * truck.mass_kg * truck.gravity_mps2
-    joules = 0.0
     speeds = probe.speed_mps
-    for i in range(1, len(speeds)):  # tick i integrates the interval before it with tick i's APP
-        power = probe.app_pct[i] * power_per_pct
-        joules += min(power, traction_n * 0.5 * (speeds[i - 1] + speeds[i])) * period
-    return joules / 3.6e6
+    # tick i integrates the interval before it with tick i's APP
+    watts = sum(min(a * power_per_pct, traction_n * 0.5 * (v0 + v1))
+                for a, v0, v1 in zip(probe.app_pct[1:], speeds, speeds[1:], strict=False))
+    return watts * period / 3.6e6
 
 
 def _num(value: float) -> str:

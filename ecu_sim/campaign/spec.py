@@ -222,7 +222,7 @@ def line_of(lines: list[str], table: str, dotted: str, nth: int = 0) -> int:
         if line.lstrip().startswith("[[") or (seen != nth and current == table and seen >= 0):
             continue
         full = ".".join([*current.split(".")[1:], _norm(key.group(1))])
-        if full == dotted or (full and dotted.endswith("." + full)) or full.startswith(dotted + "."):
+        if full == dotted or dotted.startswith(full + "."):  # the key itself, or its inline table
             return number
     return 0
 
