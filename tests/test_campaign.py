@@ -268,3 +268,21 @@ def test_compare_of_a_file_that_is_no_results_table_exits_2(cli_main: Cli, tmp_p
     other.write_text("t_s,speed_kph\n0,80\n")
     result = cli_main("campaign", "compare", str(other), str(other))
     assert result.status == 2 and "id and status" in result.err
+
+
+def test_off_a_terminal_progress_is_a_plain_line_a_minute_and_one_at_the_end() -> None:
+    from io import StringIO
+
+    from ecu_sim.campaign.progress import Progress
+
+    now = [0.0]
+    out = StringIO()
+    progress = Progress(total=10, already=2, out=out, clock=lambda: now[0])
+    for moment in (10.0, 50.0, 61.0, 90.0):
+        now[0] = moment
+        progress.case_done(failed=moment == 50.0)
+    progress.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and "\r" not in out.getvalue()
+    assert lines[0].startswith("campaign: 5/10 cases, 1 failed")
+    assert lines[1].startswith("campaign: 6/10 cases, 1 failed") and "ETA" in lines[1]
