@@ -68,6 +68,19 @@ def test_a_dask_local_cluster_writes_the_same_table_as_local_processes(cli_main:
     assert local == dask
 
 
+def test_a_running_dask_cluster_named_by_its_scheduler_writes_the_same_table(
+        cli_main: Cli, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    path = campaign_file(tmp_path, "[base]\nrun.duration_s = 60\n[matrix]\nrun.set_speed_kph = [80, 90]\n"
+                                   "controller.kp = [10, 25]\n")
+    local = run_with(cli_main, path, tmp_path / "local", "--workers", "1")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        remote = run_with(cli_main, path, tmp_path / "remote", "--executor", "dask",
+                          "--scheduler", cluster.scheduler_address)
+    assert local == remote
+
+
 def test_kept_traces_are_one_csv_per_case_named_by_its_id(cli_main: Cli, tmp_path: Path) -> None:
     path = campaign_file(tmp_path, "[base]\nrun.duration_s = 30\n[matrix]\nrun.set_speed_kph = [80, 90]\n")
     table = run_with(cli_main, path, tmp_path / "out", "--workers", "1", "--keep-traces").decode()
