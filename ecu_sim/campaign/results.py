@@ -19,6 +19,8 @@ from pathlib import Path
 from ecu_sim.errors import ConfigError
 
 FILE_NAME = "results.csv"
+#: columns that are text whatever they look like
+TEXT_COLUMNS = ("id", "status", "frame_hash", "error")
 
 
 class Results:
@@ -91,11 +93,14 @@ class Results:
 def write_parquet(source: Path, target: Path) -> None:
     """The CSV table as Parquet (pyarrow infers the column types); atomic like the CSV."""
     try:
+        import pyarrow
         from pyarrow import csv as pa_csv
         from pyarrow import parquet
     except ImportError:
         raise ConfigError("--parquet needs pyarrow: pip install 'ecu-sim[parquet]'") from None
-    table = pa_csv.read_csv(source)
+    # hex ids and hashes of digits only (or like 1e5) would otherwise be read as numbers
+    text = dict.fromkeys(TEXT_COLUMNS, pyarrow.string())
+    table = pa_csv.read_csv(source, convert_options=pa_csv.ConvertOptions(column_types=text))
     temporary = target.with_name(f".{target.name}.tmp")
     parquet.write_table(table, temporary)
     os.replace(temporary, target)
