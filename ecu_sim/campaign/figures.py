@@ -18,7 +18,6 @@ import math
 import operator
 from array import array
 from collections.abc import Sequence
-from typing import Any
 
 import can
 
@@ -53,12 +52,16 @@ class Probe:
         self.simulation = simulation
         self.speed_mps = array("d")
         self.app_pct = array("d")
-        #: identifier and payload of every frame, in order; hashed once the run is over
-        self._frames: list[Any] = []
-        self._keep = self._frames.extend
+        #: every frame's identifier and payload, in order; the frames themselves are not kept
+        self.frame_ids = array("L")
+        self.payloads: list[bytes | bytearray] = []
+        #: positions of the frames the bus refused
+        self.not_sent = array("L")
         self._ecu = simulation.ecu
         self._append_speed = self.speed_mps.append
         self._append_app = self.app_pct.append
+        self._append_id = self.frame_ids.append
+        self._append_payload = self.payloads.append
         simulation.ecu.port.add_listener(self)
 
     @classmethod
@@ -71,21 +74,26 @@ class Probe:
         self._append_app(ecu.app_pct)
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
-        self._keep((msg.arbitration_id, direction is Direction.NOT_SENT, bytes(msg.data)))
+        if direction is Direction.NOT_SENT:
+            self.not_sent.append(len(self.payloads))
+        self._append_id(msg.arbitration_id)
+        self._append_payload(msg.data)
 
     def frame_hash(self) -> str:
-        """A hash of every frame's identifier and payload in order, a frame that was not sent marked."""
-        frames = self._frames
-        text = b"".join(b"%x%s%s" % (ident, b"-" if lost else b"#", data)
-                        for ident, lost, data in zip(frames[::3], frames[1::3], frames[2::3], strict=True))
-        return hashlib.blake2b(text, digest_size=8).hexdigest()
+        """A hash of every frame's identifier, length and payload in order, and of which frames
+        the bus refused."""
+        digest = hashlib.blake2b(self.frame_ids.tobytes(), digest_size=8)
+        digest.update(bytes(map(len, self.payloads)))
+        digest.update(b"".join(self.payloads))
+        digest.update(self.not_sent.tobytes())
+        return digest.hexdigest()
 
 
 def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[str, str]:
     """The row of key figures of a finished run, as text; empty where a figure does not apply."""
     sim = probe.simulation
     period = sim.settings.run.resolved_period_s
-    speeds = [v * KPH_PER_MPS for v in probe.speed_mps]
+    speeds = list(map(KPH_PER_MPS.__mul__, probe.speed_mps))
     app = probe.app_pct
     row = dict.fromkeys(FIGURES, "")
     if set_speed_kph is not None and speeds:
@@ -104,21 +112,23 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
 
 
 def _tracking(speeds: list[float], target: float, band: float, period: float) -> dict[str, str]:
-    errors = [v - target for v in speeds]
-    outside = next((i for i in range(len(errors) - 1, -1, -1) if abs(errors[i]) > band), None)
-    start = 0 if outside is None else outside + 1
+    # builtins over whole series (map, max, sum): a Python loop per tick would cost a case more
+    # than its figures are worth
+    errors = list(map((-target).__add__, speeds))
+    outside = [i for i, e in enumerate(errors) if e > band or e < -band]
+    start = outside[-1] + 1 if outside else 0
     if speeds[0] < target:
         overshoot = max(0.0, max(errors))
     elif speeds[0] > target:
         overshoot = max(0.0, -min(errors))
     else:
-        overshoot = max(abs(e) for e in errors)
+        overshoot = max(map(abs, errors))
     found = {"overshoot_kph": _num(overshoot)}
     if start < len(errors):
         after = errors[start:]
         found["settle_time_s"] = _num(start * period)
-        found["error_max_kph"] = _num(max(abs(e) for e in after))
-        found["error_rms_kph"] = _num(math.sqrt(sum(e * e for e in after) / len(after)))
+        found["error_max_kph"] = _num(max(map(abs, after)))
+        found["error_rms_kph"] = _num(math.sqrt(sum(map(operator.mul, after, after)) / len(after)))
     return found
 
 
@@ -129,10 +139,10 @@ def wheel_energy_kwh(probe: Probe, period: float) -> float:
     power_per_pct = truck.rated_power_kw * 10.0  # W per % APP
     traction_n = truck.traction_limit_mu * truck.mass_kg * truck.gravity_mps2
     speeds = probe.speed_mps
-    # tick i integrates the interval before it with tick i's APP
-    watts = sum(min(a * power_per_pct, traction_n * 0.5 * (v0 + v1))
-                for a, v0, v1 in zip(probe.app_pct[1:], speeds, speeds[1:], strict=False))
-    return watts * period / 3.6e6
+    # tick i integrates the interval before it with tick i's APP, at the interval's mean speed
+    demanded = map((power_per_pct).__mul__, probe.app_pct[1:])
+    limit = map((0.5 * traction_n).__mul__, map(operator.add, speeds, speeds[1:]))
+    return sum(map(min, demanded, limit)) * period / 3.6e6
 
 
 def _num(value: float) -> str:
