@@ -39,7 +39,6 @@ class Outcome:
     ran: int
     failed: int
     table: Path
-    complete: bool
 
 
 def columns(cases: list[matrix.Case]) -> list[str]:
@@ -71,7 +70,7 @@ def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
         results.close()
     results.finish([case.id for case in cases], options.parquet)
     failed = sum(1 for case in cases if results.rows.get(case.id, {}).get("status") == FAILED)
-    return Outcome(len(cases), ran, failed, results.path, True)
+    return Outcome(len(cases), ran, failed, results.path)
 
 
 def _rows(todo: list[matrix.Case], options: Options, traces: str | None) -> Iterator[dict[str, str]]:
