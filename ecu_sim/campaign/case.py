@@ -8,7 +8,6 @@ a failed row carrying the error, so one bad case never stops a campaign; only an
 
 from __future__ import annotations
 
-import logging
 import os
 import tempfile
 from pathlib import Path
@@ -30,7 +29,6 @@ def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
     With ``traces`` (a folder), the run's per-tick CSV goes to ``traces/ID.csv``, written under a
     temporary name and renamed when complete, so a trace file is never half a run.
     """
-    logging.getLogger("ecu_sim").setLevel(logging.WARNING)  # a worker's log would be one line per case
     row = {"id": case.id, "status": OK, **case.columns(), **dict.fromkeys(FIGURES, ""), "error": ""}
     try:
         row.update(_simulate(case, traces))
