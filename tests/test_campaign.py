@@ -286,3 +286,11 @@ def test_off_a_terminal_progress_is_a_plain_line_a_minute_and_one_at_the_end() -
     assert len(lines) == 2 and "\r" not in out.getvalue()
     assert lines[0].startswith("campaign: 5/10 cases, 1 failed")
     assert lines[1].startswith("campaign: 6/10 cases, 1 failed") and "ETA" in lines[1]
+
+
+def test_the_example_regression_campaign_is_a_few_hundred_distinct_cases() -> None:
+    from tests.conftest import REPO
+
+    cases = cases_of(REPO / "examples" / "regression.toml")
+    assert 200 <= len(cases) <= 500
+    assert len({case.id for case in cases}) == len(cases)
