@@ -24,6 +24,7 @@ ALLOWED = {
     "cosim": {"bus", "codec", "faults", "nodes", "runtime", "settings", "vehicle", "control"},
     # reads a run's outputs (io/) and draws them; the replayed node's state comes from nodes/
     "plot": {"io", "nodes", "faults"},
+    "campaign": {"settings", "runs", "runtime", "bus", "vehicle"},
 }
 
 

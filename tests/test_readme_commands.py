@@ -264,6 +264,8 @@ NOT_HERE = (
     (re.compile(r"\becu-sim link\b"), "needs SocketCAN and root (the VM stage covers it)"),
     (re.compile(r"\bcosim --listen\b|\bexamples/cosim_"),
      "a co-simulation pair, the server waiting for its peer (tests/test_cosim_cli.py runs both)"),
+    (re.compile(r"\becu-sim campaign\b"), "minutes of simulation, or a cluster (tests/test_campaign*.py "
+                                           "run campaigns through the command line)"),
     (re.compile(r"\becu-sim driver\b"), "needs an input device or a terminal (tests/test_driver*.py and "
                                          "the VM stage cover it)"),
     (re.compile(r"\bpip (wheel|install)\b"), "builds or installs a package from the network"),
@@ -302,7 +304,8 @@ SHIM = '''#!{python}
 """The documentation's ecu-sim, shortened: a run lasts {seconds} s, whatever the example says."""
 import os, sys
 args = sys.argv[1:]
-if not args or args[0] not in ("link", "replay", "plot", "export-fmu", "--version", "-V", "--help", "-h"):
+untimed = ("link", "replay", "plot", "export-fmu", "campaign", "--version", "-V", "--help", "-h")
+if not args or args[0] not in untimed:
     if "--duration" in args:
         args[args.index("--duration") + 1] = "{seconds}"
     else:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "export-fmu": "export_fmu",
     "plot": "plot",
     "driver": "driver",
+    "campaign": "campaign",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command

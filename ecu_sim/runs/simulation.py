@@ -10,12 +10,18 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
   It deep-copies every frame and passes it through a locked ``queue.Queue``.
 - ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.bus.inprocess`, a segment that hands
   frames over by reference, and so much faster (docs/performance.md).
+
+Faults given in the settings act on what the ECU sends (the speed sensor as the CCM hears it), so
+a campaign can vary dropouts and their seeds like any other setting. A ``watch`` adds observers
+once the nodes exist (a campaign's key figures), before the loop is built: nothing is attached to
+a running simulation.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -27,6 +33,9 @@ from ecu_sim.bus.inprocess import InProcessLink, new_frame
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
 from ecu_sim.codec.profile import Profile
+from ecu_sim.faults import injector
+from ecu_sim.faults.injector import FaultInjector
+from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.trace import CsvTrace
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
@@ -46,6 +55,8 @@ _channels = itertools.count()
 
 #: "virtual": python-can's virtual interface (copies every frame); "direct": the in-process link
 Link = Literal["virtual", "direct"]
+#: extra tick observers for a simulation whose nodes are built (and may take port listeners)
+Watch = Callable[["Simulation"], Sequence[TickObserver]]
 
 
 @dataclass(frozen=True)
@@ -61,10 +72,11 @@ class Simulation:
 
     def __init__(self, settings: Settings, driver: Driver, profile: Profile | None = None,
                  link: Link = "virtual", out: IO[str] | None = None,
-                 progress: IO[str] | None = None) -> None:
+                 progress: IO[str] | None = None, watch: Watch | None = None) -> None:
         """``progress``: where to draw a progress bar (a terminal), None for none."""
         if profile is None:
             settings, profile = prepare(settings)
+        schedule = _fault_schedule(settings, profile)
         clock = VirtualClock()
         channel = f"ecu-sim-{os.getpid()}-{next(_channels)}"
         direct = InProcessLink(clock, channel) if link == "direct" else None
@@ -77,13 +89,20 @@ class Simulation:
 
         self._stack = ExitStack()
         with self._stack:  # closes what was opened when building fails (e.g. a bad route file)
-            self.ecu = self._ecu(port(profile.speed.frame_id), profile, settings, frame)
+            built = build_node(NodeKind.ECU, port(profile.speed.frame_id), profile, settings,
+                               route=load_vehicle_route(settings), schedule=schedule, new_frame=frame)
+            assert isinstance(built.node, Ecu)
+            self.ecu: Ecu = built.node
+            #: the fault injector in front of the ECU's transmitter, when the settings give faults
+            self.faults: FaultInjector | None = built.faults
+            self.ccm: Ccm | None = None
             nodes: list[Node] = [self.ecu]
             watched: list[tuple[str, Ecu | Ccm]] = [("ecu", self.ecu)]
             if driver.kind == "ccm":
                 ccm = build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
                                  new_frame=frame).node
                 assert isinstance(ccm, Ccm)
+                self.ccm = ccm
                 nodes.append(ccm)
                 watched.append(("ccm", ccm))
             elif driver.kind == "pedal":
@@ -100,6 +119,8 @@ class Simulation:
                 watched, profile, stats, period, lambda now: now))
             self._stack = self._stack.pop_all()
         self.settings = settings
+        if watch is not None:
+            observers.extend(watch(self))
         self.progress = None if progress is None else Progress(self.ticks, self.period_s, progress)
         if self.progress is not None:
             observers.append(self.progress)
@@ -117,13 +138,6 @@ class Simulation:
         duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
         return max(1, ticks_in(duration, run.resolved_period_s))
 
-    @staticmethod
-    def _ecu(port: Port, profile: Profile, settings: Settings, frame: FrameFactory) -> Ecu:
-        node = build_node(NodeKind.ECU, port, profile, settings, route=load_vehicle_route(settings),
-                          new_frame=frame).node
-        assert isinstance(node, Ecu)
-        return node
-
     def __enter__(self) -> Simulation:
         return self
 
@@ -139,9 +153,19 @@ class Simulation:
         self.loop.run(self.ticks)
 
 
+def _fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | None:
+    """The faults of the ECU's output, checked before anything is built; None without any."""
+    f = settings.faults
+    if not f.inject and f.scenario is None:
+        return None
+    schedule = FaultSchedule.load(f.inject, f.scenario, f.seed)
+    injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
+    return schedule
+
+
 def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
-        link: Link = "virtual", progress: IO[str] | None = None) -> Simulation:
+        link: Link = "virtual", progress: IO[str] | None = None, watch: Watch | None = None) -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""
-    with Simulation(settings, driver, link=link, out=out, progress=progress) as simulation:
+    with Simulation(settings, driver, link=link, out=out, progress=progress, watch=watch) as simulation:
         simulation.run()
     return simulation

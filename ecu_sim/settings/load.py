@@ -16,7 +16,7 @@ import argparse
 import dataclasses
 import os
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ecu_sim.errors import ConfigError
@@ -29,13 +29,18 @@ from ecu_sim.settings.values import convert
 
 def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Settings:
     """Build the settings for this run; any mistake raises ConfigError naming where it is."""
-    given: dict[str, dict[str, Given]] = {name: {} for name in (*SECTIONS, BUS_SECTION)}
     path = getattr(args, "config", None)
-    found = [
+    return build([
         *(sources.read_ini(path) if path else []),
         *sources.read_environment(os.environ if environ is None else environ),
         *sources.read_command_line(args),
-    ]
+    ])
+
+
+def build(found: Iterable[Given]) -> Settings:
+    """Settings from values in order of precedence, whatever their source (a campaign's cases give
+    theirs directly); any mistake raises ConfigError naming where the value was given."""
+    given: dict[str, dict[str, Given]] = {name: {} for name in (*SECTIONS, BUS_SECTION)}
     for value in found:  # in order of precedence: a later source replaces an earlier one
         given[value.section][value.key] = value
     parts = {name: _build(cls, name, given[name]) for name, cls in SECTIONS.items()}

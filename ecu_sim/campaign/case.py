@@ -1,0 +1,64 @@
+"""One case run to its row of results: the function every executor calls, in whatever process.
+
+It runs the case through ``ecu_sim.runs.simulation.run``, the code ``ecu-sim simulate`` runs,
+with settings built by the same loader from the case's values. Whatever the case raises becomes
+a failed row carrying the error, so one bad case never stops a campaign; only an interruption
+(Ctrl-C, a killed process) does, and then the row was never written.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ecu_sim.campaign.figures import FIGURES, Probe, figures
+from ecu_sim.campaign.matrix import Case
+from ecu_sim.runs import simulation
+
+#: columns every row starts with; the case's settings and the figures follow, the error last
+HEAD = ("id", "status")
+TAIL = ("error",)
+OK = "ok"
+FAILED = "failed"
+
+
+def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
+    """The case's row: its id, status, settings, figures and error (empty unless it failed).
+
+    With ``traces`` (a folder), the run's per-tick CSV goes to ``traces/ID.csv``, written under a
+    temporary name and renamed when complete, so a trace file is never half a run.
+    """
+    row = {"id": case.id, "status": OK, **case.columns(), **dict.fromkeys(FIGURES, ""), "error": ""}
+    try:
+        row.update(_simulate(case, traces))
+    except Exception as exc:
+        row["status"] = FAILED
+        row["error"] = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    return row
+
+
+def _simulate(case: Case, traces: str | None) -> dict[str, str]:
+    settings = case.settings()
+    mode, app_pct = case.driver()
+    driver = simulation.Driver(mode, app_pct)
+    probes: list[Probe] = []
+
+    def watch(sim: simulation.Simulation) -> list[Probe]:
+        probes.append(Probe(sim))
+        return probes
+
+    if traces is None:
+        simulation.run(settings, driver, link="direct", watch=watch)
+    else:
+        final = Path(traces) / f"{case.id}.csv"
+        handle, temporary = tempfile.mkstemp(dir=traces, prefix=f".{case.id}.", suffix=".csv")
+        try:
+            with open(handle, "w", encoding="ascii", buffering=1 << 16) as out:
+                simulation.run(settings, driver, out, link="direct", watch=watch)
+            os.replace(temporary, final)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+    set_speed = settings.run.set_speed_kph if mode == "ccm" else None
+    return figures(probes[0], set_speed, case.settle_band_kph)

@@ -1,0 +1,150 @@
+"""The key figures of one run: how well it held the set speed, how hard it worked, what it saw.
+
+During the run a tick observer only appends the ECU's speed and APP to two arrays and a port
+listener feeds every frame on the ECU's port (its speed frames and the pedal's APP frames, the
+whole two-node bus) to a hash: the simulation's hot loop pays a few list appends per tick, and the
+figures are computed once, at the end, from the series.
+
+Settling is a band around the set speed (``settle_band_kph``): the settle time is the first
+moment after which the speed never leaves the band again; errors after settling are measured from
+then on. A run that never settles has no settle time and no errors after settling (empty cells),
+which ``campaign compare`` counts as worse than any number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import operator
+from array import array
+from collections.abc import Sequence
+
+import can
+
+from ecu_sim.bus.listener import Direction
+from ecu_sim.runs.simulation import Simulation
+from ecu_sim.runtime.loop import TickObserver
+from ecu_sim.vehicle.params import KPH_PER_MPS
+
+#: the figures of a row, in column order, with what is better: "lower", "higher" or "" (no order)
+FIGURES: dict[str, str] = {
+    "settle_time_s": "lower",
+    "overshoot_kph": "lower",
+    "error_max_kph": "lower",
+    "error_rms_kph": "lower",
+    "app_total_variation_pct": "lower",
+    "app_at_0_s": "lower",
+    "app_at_100_s": "lower",
+    "wheel_energy_kwh": "lower",
+    "faults_injected": "",
+    "invalid_frames": "",
+    "final_speed_kph": "",
+    "distance_m": "",
+    "ticks": "",
+    "frame_hash": "",
+}
+
+
+class Probe:
+    """Collects the series of one run; attach it with ``Simulation(..., watch=Probe.watch)``."""
+
+    def __init__(self, simulation: Simulation) -> None:
+        self.simulation = simulation
+        self.speed_mps = array("d")
+        self.app_pct = array("d")
+        #: every frame's identifier and payload, in order; the frames themselves are not kept
+        self.frame_ids = array("L")
+        self.payloads: list[bytes | bytearray] = []
+        #: positions of the frames the bus refused
+        self.not_sent = array("L")
+        self._ecu = simulation.ecu
+        self._append_speed = self.speed_mps.append
+        self._append_app = self.app_pct.append
+        self._append_id = self.frame_ids.append
+        self._append_payload = self.payloads.append
+        simulation.ecu.port.add_listener(self)
+
+    @classmethod
+    def watch(cls, simulation: Simulation) -> Sequence[TickObserver]:
+        return [cls(simulation)]
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        ecu = self._ecu
+        self._append_speed(ecu.state[0])
+        self._append_app(ecu.app_pct)
+
+    def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        if direction is Direction.NOT_SENT:
+            self.not_sent.append(len(self.payloads))
+        self._append_id(msg.arbitration_id)
+        self._append_payload(msg.data)
+
+    def frame_hash(self) -> str:
+        """A hash of every frame's identifier, length and payload in order, and of which frames
+        the bus refused."""
+        digest = hashlib.blake2b(self.frame_ids.tobytes(), digest_size=8)
+        digest.update(bytes(map(len, self.payloads)))
+        digest.update(b"".join(self.payloads))
+        digest.update(self.not_sent.tobytes())
+        return digest.hexdigest()
+
+
+def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[str, str]:
+    """The row of key figures of a finished run, as text; empty where a figure does not apply."""
+    sim = probe.simulation
+    period = sim.settings.run.resolved_period_s
+    speeds = list(map(KPH_PER_MPS.__mul__, probe.speed_mps))
+    app = probe.app_pct
+    row = dict.fromkeys(FIGURES, "")
+    if set_speed_kph is not None and speeds:
+        row.update(_tracking(speeds, set_speed_kph, band_kph, period))
+    row["app_total_variation_pct"] = _num(sum(map(abs, map(operator.sub, app[1:], app))))
+    row["app_at_0_s"] = _num(len([a for a in app if a <= 0.0]) * period)
+    row["app_at_100_s"] = _num(len([a for a in app if a >= 100.0]) * period)
+    row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))
+    row["faults_injected"] = str(sum(sim.faults.injected.values()) if sim.faults is not None else 0)
+    row["invalid_frames"] = str(sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0))
+    row["final_speed_kph"] = _num(sim.ecu.state.speed_kph)
+    row["distance_m"] = _num(sim.ecu.state.distance_m)
+    row["ticks"] = str(len(speeds))
+    row["frame_hash"] = probe.frame_hash()
+    return row
+
+
+def _tracking(speeds: list[float], target: float, band: float, period: float) -> dict[str, str]:
+    # builtins over whole series (map, max, sum): a Python loop per tick would cost a case more
+    # than its figures are worth
+    errors = list(map((-target).__add__, speeds))
+    outside = [i for i, e in enumerate(errors) if e > band or e < -band]
+    start = outside[-1] + 1 if outside else 0
+    if speeds[0] < target:
+        overshoot = max(0.0, max(errors))
+    elif speeds[0] > target:
+        overshoot = max(0.0, -min(errors))
+    else:
+        overshoot = max(map(abs, errors))
+    found = {"overshoot_kph": _num(overshoot)}
+    if start < len(errors):
+        after = errors[start:]
+        found["settle_time_s"] = _num(start * period)
+        found["error_max_kph"] = _num(max(map(abs, after)))
+        found["error_rms_kph"] = _num(math.sqrt(sum(map(operator.mul, after, after)) / len(after)))
+    return found
+
+
+def wheel_energy_kwh(probe: Probe, period: float) -> float:
+    """Energy delivered at the wheels: the truck model's tractive power, APP times rated power
+    capped by the traction limit at low speed, summed over the ticks it was applied."""
+    truck = probe.simulation.settings.truck
+    power_per_pct = truck.rated_power_kw * 10.0  # W per % APP
+    traction_n = truck.traction_limit_mu * truck.mass_kg * truck.gravity_mps2
+    speeds = probe.speed_mps
+    # tick i integrates the interval before it with tick i's APP, at the interval's mean speed
+    demanded = map((power_per_pct).__mul__, probe.app_pct[1:])
+    limit = map((0.5 * traction_n).__mul__, map(operator.add, speeds, speeds[1:]))
+    return sum(map(min, demanded, limit)) * period / 3.6e6
+
+
+def _num(value: float) -> str:
+    """A figure as text: fixed significant digits, so identical runs give identical files."""
+    return f"{value:.9g}"

@@ -1,0 +1,81 @@
+"""A campaign from its file to its finished table: expand, skip what is done, run the rest, sort.
+
+The cases already in the table (``--resume``) are not run again, whatever their status: a failed
+case is a result too. Each row is appended the moment it arrives, so an interruption at any point
+loses no finished case and the next ``--resume`` runs none twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from ecu_sim.campaign import executors, matrix, spec
+from ecu_sim.campaign.case import FAILED, HEAD, TAIL
+from ecu_sim.campaign.figures import FIGURES
+from ecu_sim.campaign.progress import Progress
+from ecu_sim.campaign.results import Results
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to run a campaign: the command line's options."""
+
+    out: Path
+    workers: int
+    executor: str = "local"
+    scheduler: str | None = None
+    resume: bool = False
+    overwrite: bool = False
+    keep_traces: bool = False
+    parquet: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    total: int
+    ran: int
+    failed: int
+    table: Path
+
+
+def columns(cases: list[matrix.Case]) -> list[str]:
+    """The table's columns: id, status, every setting any case gives, the figures, the error."""
+    settings: dict[str, None] = {}
+    for case in cases:
+        settings.update(dict.fromkeys(dotted for dotted, _, _ in case.values))
+    return [*HEAD, *settings, *FIGURES, *TAIL]
+
+
+def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
+    """Run the campaign in ``path``; ConfigError for a bad file before any case runs."""
+    cases = matrix.expand(spec.load(path))
+    results = Results(options.out, columns(cases), options.resume, options.overwrite)
+    todo = [case for case in cases if case.id not in results.rows]
+    traces = None
+    if options.keep_traces:
+        (options.out / "traces").mkdir(exist_ok=True)
+        traces = str((options.out / "traces").resolve())
+    progress = Progress(len(cases), len(cases) - len(todo), progress_out)
+    ran = 0
+    try:
+        for row in _rows(todo, options, traces):
+            results.append(row)
+            ran += 1
+            progress.case_done(row["status"] == FAILED)
+    finally:
+        progress.close()
+        results.close()
+    results.finish([case.id for case in cases], options.parquet)
+    failed = sum(1 for case in cases if results.rows.get(case.id, {}).get("status") == FAILED)
+    return Outcome(len(cases), ran, failed, results.path)
+
+
+def _rows(todo: list[matrix.Case], options: Options, traces: str | None) -> Iterator[dict[str, str]]:
+    if not todo:
+        return iter(())
+    if options.executor == "dask":
+        return executors.dask(todo, options.workers, options.scheduler, traces)
+    return executors.local(todo, options.workers, traces)
