@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.j1939.frames import Pdu, Received, arbitration_id, received
-from ecu_sim.j1939.network import J1939Network, NetworkConfig
 from ecu_sim.j1939.name import Name
+from ecu_sim.j1939.network import J1939Network, NetworkConfig
 
 PERIOD = 0.1
 #: the address a test plays a service tool from
@@ -15,10 +16,11 @@ TOOL = 0xF9
 
 
 def network(address: int = 0x25, identity: int = 1, claim: bool = True, capable: bool = False,
-            periodic: dict[int, bytes] | None = None) -> J1939Network:
+            periodic: dict[int, bytes] | None = None,
+            on_message: Callable[[Received], None] | None = None) -> J1939Network:
     name = Name(identity_number=identity, arbitrary_address_capable=capable)
     latest = {pgn: (lambda data=data: data) for pgn, data in (periodic or {}).items()}
-    return J1939Network(NetworkConfig(name, address, claim), PERIOD, latest)
+    return J1939Network(NetworkConfig(name, address, claim), PERIOD, latest, on_message)
 
 
 @dataclass

@@ -56,13 +56,16 @@ class J1939Network:
     """The layer of one node; ``periodic`` gives the latest payload of each PGN the node sends."""
 
     def __init__(self, config: NetworkConfig, period_s: float,
-                 periodic: Mapping[int, Callable[[], bytes | None]] | None = None) -> None:
+                 periodic: Mapping[int, Callable[[], bytes | None]] | None = None,
+                 on_message: Callable[[Received], None] | None = None) -> None:
+        """``on_message`` hears each message the transport protocol brought whole (but requests)."""
         self.config = config
         self.claim = AddressClaim(config.name, config.address, period_s, config.claim)
         self.dtcs = DtcTable()
         self.sender = TransportSender(period_s)
         self.reassembler = Reassembler(period_s)
         self._periodic = dict(periodic or {})
+        self._on_message = on_message
         self._ids = config.identification.payloads()
         self._dm1_every = at_least(DM1_INTERVAL_S, period_s)
         self._next_dm1: int | None = None
@@ -138,6 +141,8 @@ class J1939Network:
             whole = self.reassembler.on_dt(frame, tick, out)
             if whole is not None and whole.pgn == REQUEST_PGN:
                 self._on_request(whole, out)
+            elif whole is not None and self._on_message is not None:
+                self._on_message(whole)
 
     def _on_request(self, frame: Received, out: list[Pdu]) -> None:
         pgn = requested_pgn(frame)

@@ -46,7 +46,7 @@ def cm(values: dict[str, int], destination: int) -> Pdu:
     return Pdu(TP_CM_PGN, layouts.encode(layouts.TP_CM, values), destination, _PRIORITY)
 
 
-def _dt(sequence: int, chunk: bytes, destination: int) -> Pdu:
+def dt(sequence: int, chunk: bytes, destination: int) -> Pdu:
     data = layouts.encode(layouts.TP_DT, {"SequenceNumber": sequence,
                                          "Data": int.from_bytes(chunk, "little")})
     return Pdu(TP_DT_PGN, data, destination, _PRIORITY)
@@ -106,7 +106,7 @@ class TransportSender:
                                 "RTS_TotalPackets": len(session.chunks), "RTS_PGN": pgn}, destination))
         for destination, session in list(self._sessions.items()):
             for sequence in session.to_send:
-                out.append(_dt(sequence, session.chunks[sequence - 1], destination))
+                out.append(dt(sequence, session.chunks[sequence - 1], destination))
             session.to_send = []
             if tick >= session.deadline:
                 log.warning("transport to 0x%02X timed out waiting for its partner: aborted", destination)
@@ -122,7 +122,7 @@ class TransportSender:
             out.append(cm({"ControlByte": BAM, "BAM_TotalSize": len(data),
                             "BAM_TotalPackets": len(self._bam.chunks), "BAM_PGN": pgn}, GLOBAL_ADDRESS))
         elif bam is not None and tick >= bam.deadline:
-            out.append(_dt(bam.next_sequence, bam.chunks[bam.next_sequence - 1], GLOBAL_ADDRESS))
+            out.append(dt(bam.next_sequence, bam.chunks[bam.next_sequence - 1], GLOBAL_ADDRESS))
             bam.next_sequence += 1
             bam.deadline = tick + self._gap
             if bam.next_sequence > len(bam.chunks):
