@@ -72,6 +72,15 @@ def test_dm1_goes_out_once_a_second_after_the_claim() -> None:
     assert [s.tick for s in wire.from_node(0, DM1_PGN)] == [3, 13, 23]
 
 
+def test_a_dtc_that_goes_active_is_broadcast_at_once_and_then_once_a_second() -> None:
+    wire = Wire([network()])
+    wire.run(15)
+    wire.conditions[0] = {APP_MISSING}
+    wire.run(20)
+    dm1 = [(s.tick, unpack_dtcs(s.frame.data)) for s in wire.from_node(0, DM1_PGN)]
+    assert dm1 == [(3, []), (13, []), (15, [(APP_MISSING, 1)]), (25, [(APP_MISSING, 1)])]
+
+
 def test_a_dtc_whose_condition_ended_is_previously_active_with_its_count() -> None:
     wire = Wire([network(claim=False)], conditions={0: {APP_MISSING}})
     wire.run(1)

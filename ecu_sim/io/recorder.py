@@ -39,7 +39,7 @@ from ecu_sim.settings.model import Settings
 log = logging.getLogger(__name__)
 
 #: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
-REPLAYED_SECTIONS = ("profile", "truck", "controller", "run")
+REPLAYED_SECTIONS = ("profile", "truck", "controller", "run", "j1939")
 
 
 def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tuple[float, float]] | None,

@@ -89,7 +89,8 @@ class J1939Network:
         frame = received(can_id, data)
         if frame.pgn not in _HANDLED:
             return False
-        if frame.destination in (GLOBAL_ADDRESS, self.claim.address):
+        ours = frame.source == self.claim.address and frame.pgn != ADDRESS_CLAIMED_PGN
+        if frame.destination in (GLOBAL_ADDRESS, self.claim.address) and not ours:
             self._inbox.append(frame)
         return True
 
@@ -97,7 +98,10 @@ class J1939Network:
         """Advance one tick; the frames (identifier, data) to send now."""
         out: list[Pdu] = []
         self.claim.tick(tick, out)
+        before = self.dtcs.active()
         self.dtcs.update(conditions)
+        if self.dtcs.active() != before:
+            self._next_dm1 = tick  # J1939-73: a DTC that changes state is broadcast at once
         inbox, self._inbox = self._inbox, []
         for frame in inbox:
             self._handle(frame, tick, out)

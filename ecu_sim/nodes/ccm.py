@@ -13,6 +13,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
 from ecu_sim.nodes.input import InputNode
+from ecu_sim.nodes.j1939part import NetworkPart
 
 
 class Ccm(InputNode):
@@ -28,8 +29,9 @@ class Ccm(InputNode):
         dt_s: float,
         hold_ticks: int,
         speed_source: int | None = None,
+        network: NetworkPart | None = None,
     ) -> None:
-        super().__init__(port, profile.speed, output, hold_ticks, speed_source)
+        super().__init__(port, profile.speed, output, hold_ticks, speed_source, network)
         self.params = params
         self.set_speed_kph = set_speed_kph
         self.dt_s = dt_s
@@ -50,8 +52,9 @@ class Ccm(InputNode):
         else:
             self.app_pct, self.pi_state = controller.step(
                 self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
-        if transmit:
+        if transmit and self.may_send():
             self.send(deadline, self.encode_app(self.app_pct))
+        self.tick_network(speed is None)
         self.end_tick()
 
     def status_line(self) -> str:

@@ -12,6 +12,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
 from ecu_sim.nodes.input import InputNode
+from ecu_sim.nodes.j1939part import NetworkPart
 from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.route import GradeSchedule
 
@@ -28,8 +29,9 @@ class Ecu(InputNode):
         dt_s: float,
         hold_ticks: int,
         app_source: int | None = None,
+        network: NetworkPart | None = None,
     ) -> None:
-        super().__init__(port, profile.app, output, hold_ticks, app_source)
+        super().__init__(port, profile.app, output, hold_ticks, app_source, network)
         self.truck = truck
         self.route = route
         self.dt_s = dt_s
@@ -46,8 +48,9 @@ class Ecu(InputNode):
         if self.tick_index:
             self.grade_pct = self.route.grade_at(self.state.distance_m)
             self.state = self.truck.step(self.state, self.app_pct, self.grade_pct, self.dt_s)
-        if transmit:
+        if transmit and self.may_send():
             self.send(deadline, self.encode_speed(self.state.speed_kph))
+        self.tick_network(self.app_missing)
         self.end_tick()
 
     def status_line(self) -> str:

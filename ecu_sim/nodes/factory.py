@@ -12,6 +12,7 @@ sends from the loop instead, and says so.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 from dataclasses import dataclass
@@ -19,12 +20,13 @@ from dataclasses import dataclass
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter, new_message, uses_kernel_timer
-from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.profile import SPN_ACCELERATOR_PEDAL_POSITION_1, SPN_WHEEL_BASED_VEHICLE_SPEED, Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.faults.injector import FaultInjector
-from ecu_sim.faults.spec import FaultSchedule, describe
+from ecu_sim.faults.spec import DTC_KIND, FaultSchedule, describe
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.j1939part import build_network
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.model import TruckModel
@@ -44,6 +46,11 @@ class NodeKind(enum.Enum):
 
     def sends(self, profile: Profile) -> RoleCodec:
         return profile.speed if self is NodeKind.ECU else profile.app
+
+    @property
+    def input_spn(self) -> int:
+        """The SPN of what the node receives, which its input DTCs name."""
+        return SPN_ACCELERATOR_PEDAL_POSITION_1 if self is NodeKind.ECU else SPN_WHEEL_BASED_VEHICLE_SPEED
 
 
 @dataclass(frozen=True)
@@ -77,12 +84,16 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     run = settings.run
     period = run.resolved_period_s
     sends = kind.sends(profile)
-    faults = schedule.faults if schedule is not None else ()
+    all_faults = schedule.faults if schedule is not None else ()
+    faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
+    network = build_network(kind.name, port, profile, sends, kind.input_spn, settings.j1939, all_faults,
+                            period, new_frame)
     transmitter = _transmitter(kind, port, sends, period, tx_mode, new_frame, {f.kind for f in faults})
     output: Output = transmitter
     injector = None
     if schedule is not None and faults:
-        injector = FaultInjector(output, sends, schedule, period, kind.name)
+        injector = FaultInjector(output, sends, dataclasses.replace(schedule, faults=faults), period,
+                                 kind.name)
         output = injector
         log.info("%s: injecting faults %s (seed %d)", kind.name, describe(faults), schedule.seed)
     if kind is NodeKind.ECU:
@@ -91,11 +102,11 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
         node: Ecu | Ccm = Ecu(port, profile, output, TruckModel(settings.truck), route,
                               run.initial_speed_kph, period,
                               hold_ticks(run.input_timeout_s(run.app_timeout_s), period),
-                              settings.profile.app_source)
+                              settings.profile.app_source, network)
     else:
         node = Ccm(port, profile, output, settings.controller, run.set_speed_kph, period,
                    hold_ticks(run.input_timeout_s(run.speed_timeout_s), period),
-                   settings.profile.speed_source)
+                   settings.profile.speed_source, network)
     return Built(node, transmitter, injector)
 
 
