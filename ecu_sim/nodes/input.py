@@ -3,7 +3,8 @@
 A node listens for exactly one role (the ECU for APP, the CCM for speed) and sends the other.
 Every received frame lands in exactly one bucket, so nothing on the bus can disturb the loop:
 
-- ``other``: a frame of another message (other nodes' traffic, floods), ignored;
+- ``other``: a frame of another message (other nodes' traffic, floods), ignored by the node; its
+  J1939 network part (when it has one) takes what is addressed to it (requests, claims, transport);
 - ``invalid`` by kind: a frame of the input role that carries no usable value. ``remote_frame``,
   ``fd_frame`` (CAN FD where the DBC defines a classic frame), ``wrong_source`` (filtered out by
   ``--app-source``/``--speed-source``), ``short_frame`` (too short to hold the signal),
@@ -112,8 +113,8 @@ class InputNode:
         """Take a frame's value into the held input if, and only if, it is a clean input value."""
         codec = self.codec_in
         if not codec.matches(msg.arbitration_id, msg.is_extended_id):
-            if self.network is not None and self.network.receive(msg):
-                return
+            if self.network is not None:
+                self.network.receive(msg)
             self.other += 1
             return
         if msg.is_remote_frame:
