@@ -33,7 +33,7 @@ ECU_SA = 0x25
 
 
 def settings(profile: str = "amp", app_source: int | None = None, speed_source: int | None = None,
-             address_claim: bool = False, **run: Any) -> Settings:
+             address_claim: bool | None = False, **run: Any) -> Settings:
     """A bench node's settings; it claims no address unless asked, so its first tick sends its frame."""
     run.setdefault("grade_pct", 0.0)
     return Settings(profile=ProfileSettings(name=profile, app_source=app_source, speed_source=speed_source),

@@ -61,8 +61,11 @@ class AddressClaim:
         elif self.state is ClaimState.CLAIMING and tick >= self._ready_tick:
             self.state = ClaimState.CLAIMED
 
-    def may_send(self) -> bool:
-        """Whether the node may send its other traffic: claimed and past the delay, or not claiming."""
+    def may_send(self, tick: int | None = None) -> bool:
+        """Whether the node may send its other traffic (at ``tick``, before this tick's :meth:`tick`):
+        claimed and past the delay, or not claiming."""
+        if self.state is ClaimState.CLAIMING and tick is not None and self._started:
+            return tick >= self._ready_tick
         return self.state in (ClaimState.CLAIMED, ClaimState.OFF)
 
     @property

@@ -80,9 +80,9 @@ class J1939Network:
     def address(self) -> int:
         return self.claim.current_address
 
-    def may_send(self) -> bool:
-        """Whether the node's application frames may go out (claimed, or not claiming)."""
-        return self.claim.may_send()
+    def may_send(self, tick: int | None = None) -> bool:
+        """Whether the node's application frames may go out at ``tick`` (claimed, or not claiming)."""
+        return self.claim.may_send(tick)
 
     def receive(self, can_id: int, data: bytes) -> bool:
         """Keep a 29-bit frame for the next tick if it is the layer's; False for anything else."""

@@ -175,7 +175,7 @@ class InputNode:
 
     def may_send(self) -> bool:
         """Whether the node's frame may go out: always, or once its address claim stands."""
-        return self.network is None or self.network.may_send()
+        return self.network is None or self.network.may_send(self.tick_index)
 
     def tick_network(self, input_missing: bool) -> None:
         """The J1939 part's tick: an input missing for longer than the hold is a fault."""

@@ -66,8 +66,8 @@ class NetworkPart:
         """True when the frame is the layer's (taken), False when it is for the node."""
         return bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, bytes(msg.data))
 
-    def may_send(self) -> bool:
-        return self.network.may_send()
+    def may_send(self, tick: int) -> bool:
+        return self.network.may_send(tick)
 
     def tick(self, tick: int, input_missing: bool, input_error: bool) -> None:
         conditions = {dtc for dtc, start, end in self._dtc_windows
