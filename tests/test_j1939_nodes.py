@@ -47,7 +47,8 @@ def test_the_first_frame_of_a_j1939_node_is_its_address_claim_from_the_dbcs_stat
     bench = j1939_bench("ccm")
     bench.tick()
     (claim,) = bench.sent()
-    assert (pgn_of(claim.arbitration_id), source_address_of(claim.arbitration_id)) == (ADDRESS_CLAIMED_PGN, 0x11)
+    found = (pgn_of(claim.arbitration_id), source_address_of(claim.arbitration_id))
+    assert found == (ADDRESS_CLAIMED_PGN, 0x11)
 
 
 def test_with_the_amp_profile_the_bus_carries_only_the_testbed_frame_by_default() -> None:
