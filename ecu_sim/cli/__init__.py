@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "simulate",
     "link": "link",
     "replay": "replay",
+    "j1939": "j1939",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command
