@@ -45,6 +45,9 @@ FMI_NETWORK_DATA_IN_ERROR: Final = 19
 BUS_OFF: Final = Dtc(639, 14)
 #: J1939 functions the nodes are by default: engine, cruise control
 _FUNCTIONS: Final = {"ECU": 0, "CCM": 17}
+#: default NAME fields: an identity number prefix of ecu-sim's own, the on-highway industry group
+_IDENTITY_PREFIX: Final = 0xEC500
+_ON_HIGHWAY: Final = 1
 #: the amp profile keeps its testbed bus as it is unless told otherwise
 _QUIET_PROFILES: Final = frozenset({"amp"})
 
@@ -115,10 +118,13 @@ def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, inp
 
 
 def _name_defaults(kind: str, address: int) -> dict[str, int]:
-    """A NAME unique per node and address, so two ecu-sim nodes never tie."""
-    return {"identity_number": address, "manufacturer_code": 0, "function": _FUNCTIONS.get(kind, 255),
-            "function_instance": 0, "ecu_instance": 0, "vehicle_system": 0, "vehicle_system_instance": 0,
-            "industry_group": 0, "arbitrary_address_capable": 0}
+    """A NAME unique per node and address, so two ecu-sim nodes never tie, and never all zeros
+    (the Linux kernel's J1939 stack reads NAME 0 as "no NAME"): on-highway equipment, the
+    node's J1939 function, an identity number of ecu-sim's own prefix and the address."""
+    return {"identity_number": _IDENTITY_PREFIX | address, "manufacturer_code": 0,
+            "function": _FUNCTIONS.get(kind, 255), "function_instance": 0, "ecu_instance": 0,
+            "vehicle_system": 0, "vehicle_system_instance": 0, "industry_group": _ON_HIGHWAY,
+            "arbitrary_address_capable": 0}
 
 
 def _identification(kind: str, settings: J1939Settings) -> Identification:
