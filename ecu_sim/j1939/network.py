@@ -71,6 +71,8 @@ class J1939Network:
         self._next_dm1: int | None = None
         self._inbox: list[Received] = []
         self._waiting: list[Pdu] = []
+        #: until this tick nothing happens without input: no DTC, nothing pending, no DM1 due
+        self._quiet_until = 0
         #: requests answered, NACKed, and DM11 clears done
         self.answered = 0
         self.nacked = 0
@@ -96,6 +98,8 @@ class J1939Network:
 
     def tick(self, tick: int, conditions: set[Dtc]) -> list[tuple[int, bytes]]:
         """Advance one tick; the frames (identifier, data) to send now."""
+        if tick < self._quiet_until and not conditions and not self._inbox:
+            return []  # the common tick of a node on a quiet bus, which the simulation runs most
         out: list[Pdu] = []
         self.claim.tick(tick, out)
         before = self.dtcs.active()
@@ -111,8 +115,19 @@ class J1939Network:
             self._waiting = []
             self.sender.tick(tick, out)
         self.reassembler.tick(tick, out)
+        self._quiet_until = self._quiet_from(tick)
         address = self.address
         return [(arbitration_id(pdu, address), pdu.data) for pdu in out]
+
+    def _quiet_from(self, tick: int) -> int:
+        """The tick up to which the next ticks would do nothing unless frames or conditions come."""
+        settled = self.claim.state is not ClaimState.CLAIMING
+        if (not settled or self._waiting or self.sender.busy or self.reassembler.busy
+                or self.dtcs.active()):
+            return tick + 1
+        if self.config.claim and self._next_dm1 is not None:
+            return self._next_dm1
+        return tick + 1 if self.config.claim else 1 << 62
 
     def status_text(self) -> str:
         state = self.claim.state

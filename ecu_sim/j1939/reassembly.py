@@ -52,6 +52,10 @@ class Reassembler:
         #: messages dropped or aborted before they were whole
         self.dropped = 0
 
+    @property
+    def busy(self) -> bool:
+        return bool(self._sessions)
+
     def on_cm(self, frame: Received, values: dict[str, int], own: int, tick: int,
               out: list[Pdu]) -> None:
         """An announcement or request to send (or an abort) from ``frame.source``."""

@@ -74,7 +74,7 @@ class NetworkPart:
 
     def tick(self, tick: int, input_missing: bool, input_error: bool) -> None:
         conditions = {dtc for dtc, start, end in self._dtc_windows
-                      if start <= tick and (end is None or tick < end)}
+                      if start <= tick and (end is None or tick < end)} if self._dtc_windows else set()
         if input_error:
             conditions.add(Dtc(self._input_spn, FMI_NETWORK_DATA_IN_ERROR))
         elif input_missing:
