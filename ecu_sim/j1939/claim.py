@@ -41,6 +41,8 @@ class AddressClaim:
         if not 0 <= preferred < NULL_ADDRESS:
             raise ValueError(f"a preferred address is 0..253, got {preferred}")
         self.name = name
+        #: packed once, before the loop runs: the claim tick must not be the one that loads the DBC
+        self._claimed_data = name.to_bytes()
         self.address = preferred
         self.state = ClaimState.CLAIMING if enabled else ClaimState.OFF
         self._delay = at_least(CLAIM_DELAY_S, period_s)
@@ -76,9 +78,9 @@ class AddressClaim:
     def on_request(self, out: list[Pdu]) -> None:
         """Someone asked who is where: answer with the claim, or with Cannot Claim."""
         if self.state is ClaimState.CANNOT_CLAIM:
-            out.append(_claimed(self.name, NULL_ADDRESS))
+            out.append(self._claimed(NULL_ADDRESS))
         elif self._started or self.state is ClaimState.OFF:
-            out.append(_claimed(self.name, self.address))
+            out.append(self._claimed(self.address))
 
     def on_claim(self, source: int, name: Name, tick: int, out: list[Pdu]) -> None:
         """Another node's Address Claimed (or Cannot Claim, from the null address)."""
@@ -88,7 +90,7 @@ class AddressClaim:
         if source != self.address or self.state in (ClaimState.OFF, ClaimState.CANNOT_CLAIM):
             return
         if self.name.wins_against(name):
-            out.append(_claimed(self.name, self.address))
+            out.append(self._claimed(self.address))
             return
         self.lost += 1
         free = self._free_address()
@@ -101,15 +103,17 @@ class AddressClaim:
         log.warning("address 0x%02X lost to NAME %s and no other address can be claimed: sending "
                     "Cannot Claim and falling silent", self.address, name)
         self.state = ClaimState.CANNOT_CLAIM
-        out.append(_claimed(self.name, NULL_ADDRESS))
+        out.append(self._claimed(NULL_ADDRESS))
 
     def _claim(self, tick: int, out: list[Pdu]) -> None:
         self._ready_tick = tick + self._delay
-        out.append(_claimed(self.name, self.address))
+        out.append(self._claimed(self.address))
+
+    def _claimed(self, source: int) -> Pdu:
+        return Pdu(ADDRESS_CLAIMED_PGN, self._claimed_data, GLOBAL_ADDRESS, 6, source)
 
     def _free_address(self) -> int | None:
         return next((a for a in ARBITRARY_RANGE if a not in self.others and a != self.address), None)
 
 
-def _claimed(name: Name, source: int) -> Pdu:
-    return Pdu(ADDRESS_CLAIMED_PGN, name.to_bytes(), GLOBAL_ADDRESS, 6, source)
+

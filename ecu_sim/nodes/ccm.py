@@ -54,7 +54,7 @@ class Ccm(InputNode):
                 self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
         if transmit and self.may_send():
             self.send(deadline, self.encode_app(self.app_pct))
-        self.tick_network(speed is None)
+        self.tick_network(speed is None, transmit)
         self.end_tick()
 
     def status_line(self) -> str:

@@ -50,7 +50,7 @@ class Ecu(InputNode):
             self.state = self.truck.step(self.state, self.app_pct, self.grade_pct, self.dt_s)
         if transmit and self.may_send():
             self.send(deadline, self.encode_speed(self.state.speed_kph))
-        self.tick_network(self.app_missing)
+        self.tick_network(self.app_missing, transmit)
         self.end_tick()
 
     def status_line(self) -> str:

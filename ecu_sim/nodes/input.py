@@ -177,9 +177,15 @@ class InputNode:
         """Whether the node's frame may go out: always, or once its address claim stands."""
         return self.network is None or self.network.may_send(self.tick_index)
 
-    def tick_network(self, input_missing: bool) -> None:
-        """The J1939 part's tick: an input missing for longer than the hold is a fault."""
-        if self.network is not None:
+    def tick_network(self, input_missing: bool, transmit: bool) -> None:
+        """The J1939 part's tick: an input missing for longer than the hold is a fault.
+
+        An overdue tick (``transmit`` False) skips the part, as it skips the node's frame: a late
+        loop must not send the layer's frames as a burst (broadcast packets closer than the
+        standard's minimum gap). The layer's timers compare tick numbers, so a skipped tick only
+        delays what was due, and frames that arrived meanwhile wait for the next tick.
+        """
+        if self.network is not None and transmit:
             past_timeout = input_missing and self.tick_index >= self.hold_ticks
             self.network.tick(self.tick_index, past_timeout, input_missing and self.input_error)
 
