@@ -34,8 +34,11 @@ REQUEST, ACK, CLAIMED, TP_CM, TP_DT = 0xEA00, 0xE800, 0xEE00, 0xEC00, 0xEB00
 DM1, DM11, COMPONENT_ID, SOFTWARE_ID, ECU_ID = 0xFECA, 0xFED3, 0xFEEB, 0xFEDA, 0xFDC5
 #: an injected DTC that is active all the time, so a second one makes DM1 go by BAM
 INJECTED = (520, 31)
-#: J1939's limits and what emulation adds on top of them (a guest timer under TCG runs late)
-RESPONSE_LIMIT_S, EMULATION_SLACK_S = 0.2, 0.3
+#: J1939-21's response time, and the most a wall-clock answer may take in the emulated guest: the
+#: rule itself (the next tick) is checked in virtual time by tests/test_j1939_*.py; here a loop
+#: that runs late under TCG may delay a tick by hundreds of milliseconds, and the figure is
+#: printed for docs/j1939.md
+RESPONSE_LIMIT_S, EMULATED_RESPONSE_LIMIT_S = 0.2, 1.0
 
 
 def dtcs(data: bytes) -> list[tuple[int, int]]:
@@ -69,7 +72,19 @@ class KernelClient:
         self.sock.bind((iface, socket.J1939_NO_NAME, socket.J1939_NO_PGN, address))
         self.iface = iface
 
+    def flush(self) -> None:
+        """Forget what the kernel delivered so far (claims and DM1 from before this step)."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                self.sock.recv(1785)
+        except BlockingIOError:
+            pass
+        finally:
+            self.sock.setblocking(True)
+
     def request(self, pgn: int, destination: int) -> None:
+        self.flush()
         self.sock.sendto(pgn.to_bytes(3, "little"), (self.iface, socket.J1939_NO_NAME, REQUEST, destination))
 
     def wait(self, wanted: Callable[[Message], bool], timeout: float = 10.0) -> Message:
@@ -123,9 +138,12 @@ class PackageClient:
             self._messages.append(Message(pgn, source, bytes(data or b""), time.monotonic()))
             self._changed.notify_all()
 
-    def request(self, pgn: int, destination: int) -> None:
+    def flush(self) -> None:
         with self._changed:
             self._messages.clear()
+
+    def request(self, pgn: int, destination: int) -> None:
+        self.flush()
         self.ca.send_request(0, pgn, destination)
 
     def wait(self, wanted: Callable[[Message], bool], timeout: float = 10.0) -> Message:
@@ -185,10 +203,7 @@ def answer_time(net: Network, pgn_requested: int, destination: int, answer: Call
     """Wire time from the client's request to the first answer frame after it."""
     request_id = 0x18EA0000 | destination << 8 | CLIENT
     asked = [f for f in frames(net, request_id) if f.data[:3] == pgn_requested.to_bytes(3, "little")][-1]
-    first = next((f for f in net.capture.frames(answer) if f.timestamp >= asked.timestamp), None)
-    later = net.capture.frames(lambda f: f.timestamp >= asked.timestamp - 0.5)
-    after = [f"{f.timestamp - asked.timestamp:+.3f} {f.can_id:08X} {f.data.hex()}" for f in later]
-    assert first is not None, "no answer on the wire; after the request: " + ", ".join(after[:40])
+    first = net.capture.wait_for(lambda f: answer(f) and f.timestamp >= asked.timestamp)[0]
     return first.timestamp - asked.timestamp
 
 
@@ -206,8 +221,8 @@ def test_a_global_request_for_address_claimed_is_answered_by_both_nodes(network:
     while seen != {ECU, CCM}:
         seen.add(network.kernel.wait(lambda m: m.pgn == CLAIMED and m.source in {ECU, CCM} - seen).source)
     took = answer_time(network, CLAIMED, 0xFF, lambda f: f.can_id == 0x18EEFF00)
-    print(f"request -> Address Claimed: {took * 1000:.0f} ms")
-    assert took <= RESPONSE_LIMIT_S + EMULATION_SLACK_S
+    print(f"request -> Address Claimed: {took * 1000:.0f} ms (J1939-21: {RESPONSE_LIMIT_S * 1000:.0f} ms)")
+    assert took <= EMULATED_RESPONSE_LIMIT_S
 
 
 @pytest.mark.parametrize("pgn", [COMPONENT_ID, SOFTWARE_ID, ECU_ID])
@@ -217,8 +232,8 @@ def test_identification_arrives_whole_through_rts_cts(network: Network, pgn: int
     message = network.kernel.wait(lambda m: m.pgn == pgn and m.source == node)
     assert b"ecu-sim" in message.data and message.data.rstrip(b"\xff").endswith(b"*")
     took = answer_time(network, pgn, node, lambda f: f.can_id == (0x1CEC0000 | CLIENT << 8 | node))
-    print(f"request -> RTS 0x{pgn:04X} from 0x{node:02X}: {took * 1000:.0f} ms")
-    assert took <= RESPONSE_LIMIT_S + EMULATION_SLACK_S
+    print(f"request -> RTS 0x{pgn:04X} from 0x{node:02X}: {took * 1000:.0f} ms (J1939-21: {RESPONSE_LIMIT_S * 1000:.0f} ms)")
+    assert took <= EMULATED_RESPONSE_LIMIT_S
 
 
 def test_an_addressed_request_for_an_unsupported_pgn_gets_a_nack(network: Network) -> None:
@@ -248,10 +263,12 @@ def test_can_j1939_gets_a_nack_for_an_unsupported_request(network: Network) -> N
 
 def test_dm1_carries_the_missing_app_dtc_within_a_second_of_the_ccm_stopping(network: Network) -> None:
     assert network.ccm.stop() == 0
+    network.kernel.flush()
+    network.package.flush()
     last_app = frames(network, APP_ID)[-1].timestamp
     dm1 = network.kernel.wait(lambda m: m.pgn == DM1 and m.source == ECU and (91, 9) in dtcs(m.data))
     assert set(dtcs(dm1.data)) == {(91, 9), INJECTED} and dm1.data[0] & 0b1100 == 0b0100
-    first = next(f for f in frames(network, 0x1CECFF00) if f.timestamp > last_app)
+    first = network.capture.wait_for(lambda f: f.can_id == 0x1CECFF00 and f.timestamp > last_app)[0]
     print(f"CCM's last APP -> DM1 announcement: {(first.timestamp - last_app) * 1000:.0f} ms")
     assert first.timestamp - last_app <= 1.0
 
