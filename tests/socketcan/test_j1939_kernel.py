@@ -232,7 +232,8 @@ def test_identification_arrives_whole_through_rts_cts(network: Network, pgn: int
     message = network.kernel.wait(lambda m: m.pgn == pgn and m.source == node)
     assert b"ecu-sim" in message.data and message.data.rstrip(b"\xff").endswith(b"*")
     took = answer_time(network, pgn, node, lambda f: f.can_id == (0x1CEC0000 | CLIENT << 8 | node))
-    print(f"request -> RTS 0x{pgn:04X} from 0x{node:02X}: {took * 1000:.0f} ms (J1939-21: {RESPONSE_LIMIT_S * 1000:.0f} ms)")
+    print(f"request -> RTS 0x{pgn:04X} from 0x{node:02X}: {took * 1000:.0f} ms "
+          f"(J1939-21: {RESPONSE_LIMIT_S * 1000:.0f} ms)")
     assert took <= EMULATED_RESPONSE_LIMIT_S
 
 
