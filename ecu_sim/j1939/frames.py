@@ -46,7 +46,7 @@ class Received(NamedTuple):
     data: bytes
 
 
-def received(arbitration_id: int, data: bytes) -> Received:
+def received(arbitration_id: int, data: bytes | bytearray) -> Received:
     """The addresses and PGN of a 29-bit frame."""
     return Received(pgn_of(arbitration_id), source_address_of(arbitration_id),
                     destination_of(arbitration_id), priority_of(arbitration_id), bytes(data))

@@ -28,7 +28,7 @@ from ecu_sim.j1939.frames import (
     received,
 )
 from ecu_sim.j1939.ident import Identification
-from ecu_sim.j1939.ids import GLOBAL_ADDRESS
+from ecu_sim.j1939.ids import GLOBAL_ADDRESS, pgn_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.reassembly import Reassembler
 from ecu_sim.j1939.request import ACK, NACK, acknowledgement, requested_pgn, single_frame
@@ -86,11 +86,11 @@ class J1939Network:
         """Whether the node's application frames may go out at ``tick`` (claimed, or not claiming)."""
         return self.claim.may_send(tick)
 
-    def receive(self, can_id: int, data: bytes) -> bool:
+    def receive(self, can_id: int, data: bytes | bytearray) -> bool:
         """Keep a 29-bit frame for the next tick if it is the layer's; False for anything else."""
+        if pgn_of(can_id) not in _HANDLED:
+            return False  # most frames: decided before anything is copied
         frame = received(can_id, data)
-        if frame.pgn not in _HANDLED:
-            return False
         ours = frame.source == self.claim.address and frame.pgn != ADDRESS_CLAIMED_PGN
         if frame.destination in (GLOBAL_ADDRESS, self.claim.address) and not ours:
             self._inbox.append(frame)

@@ -67,7 +67,7 @@ class NetworkPart:
 
     def receive(self, msg: can.Message) -> bool:
         """True when the frame is the layer's (taken), False when it is for the node."""
-        return bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, bytes(msg.data))
+        return bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, msg.data)
 
     def may_send(self, tick: int) -> bool:
         return self.network.may_send(tick)

@@ -250,9 +250,10 @@ def test_can_j1939_sees_both_claims(network: Network) -> None:
 
 
 @pytest.mark.parametrize("pgn", [COMPONENT_ID, SOFTWARE_ID, ECU_ID])
-def test_can_j1939_reads_identification_through_rts_cts(network: Network, pgn: int) -> None:
-    network.package.request(pgn, ECU)
-    message = network.package.wait(lambda m: m.pgn == pgn and m.source == ECU)
+@pytest.mark.parametrize("node", [ECU, CCM])
+def test_can_j1939_reads_identification_through_rts_cts(network: Network, pgn: int, node: int) -> None:
+    network.package.request(pgn, node)
+    message = network.package.wait(lambda m: m.pgn == pgn and m.source == node)
     assert b"ecu-sim" in message.data
 
 
