@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import can
+import pytest
 
 from ecu_sim.io import replay
 from ecu_sim.j1939.dm import DM1_PGN, Dtc, unpack_dtcs
@@ -12,13 +14,30 @@ from ecu_sim.j1939.frames import ACKNOWLEDGEMENT_PGN, ADDRESS_CLAIMED_PGN, TP_CM
 from ecu_sim.j1939.ident import SOFTWARE_ID_PGN
 from ecu_sim.j1939.ids import make_id, pgn_of, source_address_of
 from ecu_sim.j1939.request import NACK, request
+from ecu_sim.nodes.j1939part import BUS_OFF
 from tests.nodebench import Bench, settings
 
 TOOL = 0xF9
 
 
+OPEN: list[Bench] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_benches() -> Iterator[None]:
+    yield
+    while OPEN:
+        OPEN.pop().close()
+
+
 def j1939_bench(kind: str = "ecu", faults: tuple[str, ...] = (), record_to: str | None = None) -> Bench:
-    return Bench(kind, settings(profile="j1939", address_claim=None), faults=faults, record_to=record_to)
+    """A node of the j1939 profile with its default J1939 settings (address claim on)."""
+    bench = Bench(kind, settings(profile="j1939", address_claim=None), faults=faults, record_to=record_to)
+    return bench
+
+
+def error_frame(can_id: int) -> can.Message:
+    return can.Message(arbitration_id=can_id, is_error_frame=True, is_extended_id=False, data=bytes(8))
 
 
 def ask(bench: Bench, pgn: int, destination: int = 0xFF) -> None:
@@ -53,6 +72,7 @@ def test_the_first_frame_of_a_j1939_node_is_its_address_claim_from_the_dbcs_stat
 
 def test_with_the_amp_profile_the_bus_carries_only_the_testbed_frame_by_default() -> None:
     bench = Bench("ecu", settings(profile="amp", address_claim=None))
+    OPEN.append(bench)
     bench.tick(25)
     assert {m.arbitration_id for m in bench.sent()} == {bench.out.frame_id}
 
@@ -132,8 +152,22 @@ def test_claims_requests_and_dm1_replay_bit_for_bit_from_a_recording(tmp_path: P
         if tick == 30:
             ask(bench, 0xFEE5, destination=0x00)
         bench.tick()
+    OPEN.remove(bench)
     bench.close()
     sent = pgns(bench.sent())
     assert {ADDRESS_CLAIMED_PGN, DM1_PGN, TP_CM_PGN, ACKNOWLEDGEMENT_PGN} <= set(sent)
     result = replay.replay(str(log))
     assert result.identical and result.ticks == 40 and result.frames == len(sent)
+
+
+def test_a_bus_off_episode_is_a_dtc_that_becomes_previously_active_after_the_restart() -> None:
+    bench = j1939_bench("ccm")
+    bench.tick(4)
+    bench.send_raw(error_frame(0x040))  # CAN_ERR_BUSOFF
+    bench.tick()
+    assert bench.node.network is not None
+    dtcs = bench.node.network.network.dtcs
+    assert (BUS_OFF, 1) in dtcs.active()
+    bench.send_raw(error_frame(0x100))  # CAN_ERR_RESTARTED
+    bench.tick()
+    assert (BUS_OFF, 1) not in dtcs.active() and (BUS_OFF, 1) in dtcs.previously_active()
