@@ -33,6 +33,7 @@ def _close_benches() -> Iterator[None]:
 def j1939_bench(kind: str = "ecu", faults: tuple[str, ...] = (), record_to: str | None = None) -> Bench:
     """A node of the j1939 profile with its default J1939 settings (address claim on)."""
     bench = Bench(kind, settings(profile="j1939", address_claim=None), faults=faults, record_to=record_to)
+    OPEN.append(bench)
     return bench
 
 
@@ -153,7 +154,7 @@ def test_claims_requests_and_dm1_replay_bit_for_bit_from_a_recording(tmp_path: P
             ask(bench, 0xFEE5, destination=0x00)
         bench.tick()
     OPEN.remove(bench)
-    bench.close()
+    bench.close()  # the recording is complete once the bench is closed
     sent = pgns(bench.sent())
     assert {ADDRESS_CLAIMED_PGN, DM1_PGN, TP_CM_PGN, ACKNOWLEDGEMENT_PGN} <= set(sent)
     result = replay.replay(str(log))
