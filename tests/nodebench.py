@@ -25,7 +25,7 @@ from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
-from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings
+from ecu_sim.settings.model import J1939Settings, ProfileSettings, RunSettings, Settings
 
 _channels = itertools.count()
 #: the testbed's CCM (APP sender) and vehicle model (speed sender) addresses in the amp profile
@@ -34,10 +34,12 @@ ECU_SA = 0x25
 
 
 def settings(profile: str = "amp", app_source: int | None = None, speed_source: int | None = None,
-             **run: Any) -> Settings:
+             address_claim: bool | None = False, **run: Any) -> Settings:
+    """A bench node's settings; it claims no address unless asked, so its first tick sends its frame."""
     run.setdefault("grade_pct", 0.0)
     return Settings(profile=ProfileSettings(name=profile, app_source=app_source, speed_source=speed_source),
-                    run=dataclasses.replace(RunSettings(), **run))
+                    run=dataclasses.replace(RunSettings(), **run),
+                    j1939=J1939Settings(address_claim=address_claim))
 
 
 class _SentOnly:

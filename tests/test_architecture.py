@@ -14,7 +14,7 @@ SHARED = {"ecu_sim.errors", "ecu_sim.checks"}
 ALLOWED = {
     "vehicle": set(),
     "control": set(),
-    "j1939": set(),
+    "j1939": {"runtime"},
     "runtime": set(),
     "pedals": set(),
     "codec": {"j1939"},

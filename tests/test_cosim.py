@@ -183,7 +183,8 @@ def test_with_the_j1939_profile_every_signal_the_ecu_sends_is_an_output_nan_when
     j1939 = Settings(profile=ProfileSettings(name="j1939"))
     _, profile = prepare(j1939)
     with served(j1939) as (peer, _):
-        data = protocol.encode(protocol.Datagram(1, 3, 0, (20.0, NAN)))
+        # ten ticks: the j1939 profile's ECU claims its address first and sends speed from tick 3
+        data = protocol.encode(protocol.Datagram(1, 10, 0, (20.0, NAN)))
         answer = protocol.decode(peer.raw(data), None)
     names = [s.name for s in profile.speed.message.signals]
     values = dict(zip(names, answer.values[6:], strict=True))

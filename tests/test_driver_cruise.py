@@ -63,10 +63,11 @@ def test_override_a_pedal_below_the_cruise_demand_changes_nothing(rig: Rig, tmp_
 
 
 def test_override_freezes_the_integral_so_cruise_takes_over_where_it_left_off(rig: Rig) -> None:
-    integral = rig.ccm.pi_state.integral
     rig.script.now = Controls(app_pct=80.0)
+    rig.loop.run(1)  # the pedal's frame reaches the CCM at the next tick
+    integral = rig.ccm.pi_state.integral
     rig.run(10.0)
-    assert rig.ccm.pi_state.integral == integral
+    assert rig.ccm.override and rig.ccm.pi_state.integral == integral
 
     rig.script.now = Controls()
     rig.run(60.0)

@@ -262,6 +262,7 @@ NOT_HERE = (
     (re.compile(r"\b(sudo|ssh|scp|install\.sh|uninstall\.sh|systemctl|journalctl|ansible-playbook)\b"),
      "needs a board, root or another machine (the VM and systemd stages cover it)"),
     (re.compile(r"\becu-sim link\b"), "needs SocketCAN and root (the VM stage covers it)"),
+    (re.compile(r"(--iface|-i|-c) v?can\d"), "needs SocketCAN (the VM stage covers it)"),
     (re.compile(r"\bcosim --listen\b|\bexamples/cosim_"),
      "a co-simulation pair, the server waiting for its peer (tests/test_cosim_cli.py runs both)"),
     (re.compile(r"\becu-sim campaign\b"), "minutes of simulation, or a cluster (tests/test_campaign*.py "

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "plot": "plot",
     "driver": "driver",
     "campaign": "campaign",
+    "j1939": "j1939",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command

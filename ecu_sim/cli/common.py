@@ -50,6 +50,17 @@ def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app
                         "manager on SocketCAN, this process elsewhere")
     add_option(run, "--log-level", key="run.log_level", choices=LOG_LEVELS,
                help="default info: one status line a second")
+    add_j1939_options(parser)
+
+
+def add_j1939_options(parser: argparse.ArgumentParser) -> None:
+    """The node's J1939 network membership; the rest of it is the ``[j1939]`` section."""
+    group = parser.add_argument_group("J1939 network")
+    add_option(group, "--address-claim", key="j1939.address_claim", action=argparse.BooleanOptionalAction,
+               help="claim the address (J1939-81) and broadcast DM1 (default: on, except with the "
+                    "amp profile, whose testbed bus carries only its two frames)")
+    add_option(group, "--address", key="j1939.address", type=source_address, metavar="SA",
+               help="this node's preferred address (default: the DBC's NmStationAddress)")
 
 
 def add_ecu_options(parser: argparse.ArgumentParser) -> None:

@@ -16,6 +16,8 @@ configuration (``[faults] inject``, one per line or separated by ``,``, so no sp
 ``offset=X``                   add X to the value, in the signal's unit (km/h or %)
 ``scale=F``                    multiply the value by F
 ``silent``                     send nothing at all
+``dtc=SPN:FMI``                set this diagnostic trouble code (DM1) while the window lasts;
+                               the node's frames are not changed
 =============================  ==============================================================
 
 This module knows nothing of settings, codecs or buses, so the configuration can check a spec
@@ -42,7 +44,11 @@ KINDS: dict[str, tuple[bool, bool, str]] = {
     "offset": (True, True, "a finite number in the signal's unit"),
     "scale": (True, True, "a finite factor"),
     "silent": (False, False, ""),
+    "dtc": (True, True, "SPN:FMI, an SPN 0..524287 and an FMI 0..31, e.g. 91:9"),
 }
+#: faults that set a diagnostic trouble code instead of changing frames
+DTC_KIND = "dtc"
+_DTC = re.compile(r"^(?P<spn>\d+):(?P<fmi>\d+)$")
 ALIASES = {"na": "not_available", "not-available": "not_available"}
 _SPEC = re.compile(r"^(?P<kind>[a-z_-]+)(?:=(?P<value>[^@]+))?(?:@(?P<window>.+))?$")
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
@@ -57,9 +63,13 @@ class Fault:
     start_s: float = 0.0
     #: exclusive; None: until the end of the run
     end_s: float | None = None
+    #: the (SPN, FMI) of a ``dtc`` fault
+    dtc: tuple[int, int] | None = None
 
     def __str__(self) -> str:
         text = self.kind if self.value is None else f"{self.kind}={self.value:g}"
+        if self.dtc is not None:
+            text = f"{self.kind}={self.dtc[0]}:{self.dtc[1]}"
         if self.start_s or self.end_s is not None:
             text += f"@{self.start_s:g}"
             if self.end_s is not None:
@@ -82,7 +92,10 @@ def parse_fault(text: str, where: str = "--fault") -> Fault:
                           f"{', '.join(KINDS)} (na for not_available)")
     takes_value, needs_value, meaning = KINDS[kind]
     value: float | None = None
-    if match["value"] is not None:
+    dtc = None
+    if kind == DTC_KIND and match["value"] is not None:
+        dtc = _parse_dtc(match["value"].strip(), f"{where} {text!r}: the value of {kind} must be {meaning}")
+    elif match["value"] is not None:
         if not takes_value:
             raise ConfigError(f"{where} {text!r}: {kind} takes no value")
         try:
@@ -105,7 +118,14 @@ def parse_fault(text: str, where: str = "--fault") -> Fault:
             end = float(window["end"]) + (start if window["sep"] == "+" else 0.0)
             if end <= start:
                 raise ConfigError(f"{where} {text!r}: the window ends before it starts")
-    return Fault(kind, value, start, end)
+    return Fault(kind, value, start, end, dtc)
+
+
+def _parse_dtc(text: str, problem: str) -> tuple[int, int]:
+    found = _DTC.match(text)
+    if found is None or int(found["spn"]) >= 1 << 19 or int(found["fmi"]) >= 32:
+        raise ConfigError(problem)
+    return int(found["spn"]), int(found["fmi"])
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault, FaultSchedule
 from ecu_sim.io import journal, mcap_format
 from ecu_sim.io.journal import TickRecord
-from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings
+from ecu_sim.settings.model import J1939Settings, ProfileSettings, RunSettings, Settings
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.route import GradeSchedule
 
@@ -64,7 +64,8 @@ class Recording:
 
     def schedule(self) -> FaultSchedule:
         recorded = self.head["faults"]
-        return FaultSchedule(tuple(Fault(**f) for f in recorded["faults"]), recorded["seed"])
+        return FaultSchedule(tuple(Fault(**{**f, "dtc": tuple(f["dtc"]) if f.get("dtc") else None})
+                                   for f in recorded["faults"]), recorded["seed"])
 
     def frames(self) -> Iterator[can.Message]:
         """The logged frames of all files in order; ConfigError names a file that cannot be read."""
@@ -112,7 +113,8 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
         settings = Settings(profile=profile if dbc is None else dataclasses.replace(profile, dbc=dbc),
                             truck=TruckParams(**recorded["truck"]),
                             controller=PiParams(**recorded["controller"]),
-                            run=RunSettings(**recorded["run"]))
+                            run=RunSettings(**recorded["run"]),
+                            j1939=J1939Settings(**recorded.get("j1939", {})))
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{journal.journal_path(recording.path)}, line 1: settings this ecu-sim "
                           f"does not know ({exc}); replay with the version that recorded it") from None

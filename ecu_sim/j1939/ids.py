@@ -15,6 +15,10 @@ MAX_EXTENDED_ID: Final = 0x1FFFFFFF
 #: PDU format values below this are PDU1: the PDU specific byte is a destination address, not part of
 #: the PGN.
 FIRST_PDU2_FORMAT: Final = 240
+#: J1939-81's null address: the source of a Cannot Claim, never of normal traffic.
+NULL_ADDRESS: Final = 254
+#: The destination that addresses every node.
+GLOBAL_ADDRESS: Final = 255
 
 # J1939-71 marks the top of each parameter's raw range by the value of its most significant byte:
 # 0xFB parameter-specific, 0xFC..0xFD reserved, 0xFE error indicator, 0xFF not available.
@@ -69,6 +73,24 @@ def source_address_of(arbitration_id: int) -> int:
 def priority_of(arbitration_id: int) -> int:
     """Arbitration priority (0 highest, 7 lowest) of a 29-bit identifier; ``ValueError`` beyond 29 bits."""
     return _checked(arbitration_id) >> 26
+
+
+def destination_of(arbitration_id: int) -> int:
+    """Destination address of a 29-bit identifier: the PDU specific byte of PDU1, global for PDU2."""
+    pdu_format = (_checked(arbitration_id) >> 16) & 0xFF
+    return (arbitration_id >> 8) & 0xFF if pdu_format < FIRST_PDU2_FORMAT else GLOBAL_ADDRESS
+
+
+def make_id(pgn: int, source: int, destination: int = GLOBAL_ADDRESS, priority: int = 6) -> int:
+    """The 29-bit identifier of ``pgn`` from ``source``; a PDU1 PGN carries ``destination``.
+
+    A PDU2 PGN is broadcast by definition, so ``destination`` is ignored for it.
+    """
+    if not 0 <= priority <= 7 or not 0 <= source <= 0xFF or not 0 <= destination <= 0xFF:
+        raise ValueError(f"priority 0..7 and addresses 0..255, got {priority}, {source}, {destination}")
+    if is_pdu1(pgn):
+        pgn = (pgn & 0x3FF00) | destination
+    return (priority << 26) | ((pgn & 0x3FFFF) << 8) | source
 
 
 def raw_classes(length: int) -> RawClasses:

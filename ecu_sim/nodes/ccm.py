@@ -30,6 +30,7 @@ from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
 from ecu_sim.nodes.cruise import DriverDemand, DriverView, engaged_after
 from ecu_sim.nodes.input import InputNode
+from ecu_sim.nodes.j1939part import NetworkPart
 
 #: speed above the set speed at which braking starts, km/h
 BRAKE_BAND_KPH = 2.0
@@ -55,8 +56,9 @@ class Ccm(InputNode):
         gears: tuple[RoleCodec, RoleCodec] | None = None,
         brake: tuple[RoleCodec, Output] | None = None,
         driver: DriverDemand | None = None,
+        network: NetworkPart | None = None,
     ) -> None:
-        super().__init__(port, profile.speed, output, hold_ticks, speed_source)
+        super().__init__(port, profile.speed, output, hold_ticks, speed_source, network)
         #: ETC2's current and selected gear codecs, and the tick of the latest frame saying a shift is on
         self.gears = gears
         self.shift_tick = -1_000_000
@@ -121,10 +123,11 @@ class Ccm(InputNode):
                 self.pi_state = state
         self.override = self.cruise_active and view.pedal_pct > cruise_app
         self.app_pct = max(cruise_app, view.pedal_pct)
-        if transmit:
+        if transmit and self.may_send():
             self.send(deadline, self.encode_app(self.app_pct))
-        if self.brake is not None:
-            self._brake(deadline, speed, *self.brake)
+            if self.brake is not None:
+                self._brake(deadline, speed, *self.brake)
+        self.tick_network(speed is None, transmit)
         self.end_tick()
 
     def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:

@@ -20,6 +20,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.nodes.engine_frames import EngineFrames
 from ecu_sim.nodes.input import InputNode
+from ecu_sim.nodes.j1939part import NetworkPart
 from ecu_sim.runtime.held import HeldInput
 from ecu_sim.vehicle.class6 import Class6State
 from ecu_sim.vehicle.drive import Vehicle
@@ -37,8 +38,9 @@ class Ecu(InputNode):
         app_source: int | None = None,
         brake: RoleCodec | None = None,
         engine_frames: EngineFrames | None = None,
+        network: NetworkPart | None = None,
     ) -> None:
-        super().__init__(port, profile.app, output, hold_ticks, app_source)
+        super().__init__(port, profile.app, output, hold_ticks, app_source, network)
         self.vehicle = vehicle
         self.encode_speed = profile.speed.encode
         self.app_pct = 0.0
@@ -78,12 +80,13 @@ class Ecu(InputNode):
                 brake = self.brake_held.get(self.tick_index)
                 self.brake_demand_pct = 0.0 if brake is None else brake
             self.vehicle.step(self.app_pct, self.brake_demand_pct)
-        if transmit:
+        if transmit and self.may_send():
             self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
             if self.engine_frames is not None:
                 driveline = self.vehicle.driveline()
                 if driveline is not None:
                     self.engine_frames.send(self.tick_index, deadline, driveline)
+        self.tick_network(self.app_missing, transmit)
         self.end_tick()
 
     def status_line(self) -> str:

@@ -21,16 +21,17 @@ from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter, new_message, uses_kernel_timer
 from ecu_sim.codec.driver import DriverRoles
-from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.profile import SPN_ACCELERATOR_PEDAL_POSITION_1, SPN_WHEEL_BASED_VEHICLE_SPEED, Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
-from ecu_sim.faults.spec import FaultSchedule, describe
+from ecu_sim.faults.spec import DTC_KIND, FaultSchedule, describe
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.cruise import DriverDemand
 from ecu_sim.nodes.driver import Driver, Message
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.engine_frames import EngineFrames
+from ecu_sim.nodes.j1939part import NetworkPart, build_network
 from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
@@ -69,6 +70,11 @@ class NodeKind(enum.Enum):
         ids = [_from(profile.app, sa), *(_from(c, sa) for c in DriverRoles.of(profile).present())]
         return list(dict.fromkeys(ids))  # one message may carry several of the driver's signals
 
+    @property
+    def input_spn(self) -> int:
+        """The SPN of what the node receives, which its input DTCs name."""
+        return SPN_ACCELERATOR_PEDAL_POSITION_1 if self is NodeKind.ECU else SPN_WHEEL_BASED_VEHICLE_SPEED
+
 
 @dataclass(frozen=True)
 class Built:
@@ -105,27 +111,32 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     run = settings.run
     period = run.resolved_period_s
     sends = kind.sends(profile)
-    faults = schedule.faults if schedule is not None else ()
+    all_faults = schedule.faults if schedule is not None else ()
+    faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
+    network = (None if kind is NodeKind.DRIVER else  # the driver is a person's pedals, no ECU
+               build_network(kind.name, port, profile, sends, kind.input_spn, settings.j1939, all_faults,
+                             period, new_frame))
     sent_id = kind.frame_ids(profile, settings)[0]
     transmitter = _transmitter(kind, port, sent_id, sends.is_extended_id, period, tx_mode, new_frame,
                                {f.kind for f in faults})
     output: Output = transmitter
     injector = None
     if schedule is not None and faults:
-        injector = FaultInjector(output, sends, schedule, period, kind.name)
+        injector = FaultInjector(output, sends, dataclasses.replace(schedule, faults=faults), period,
+                                 kind.name)
         output = injector
         log.info("%s: injecting faults %s (seed %d)", kind.name, describe(faults), schedule.seed)
     if kind is NodeKind.ECU:
         if route is None:
             raise ValueError("an ECU needs a route")
-        node: Ecu | Ccm | Driver = _ecu(port, profile, output, settings, route, new_frame, plant)
+        node: Ecu | Ccm | Driver = _ecu(port, profile, output, settings, route, new_frame, plant, network)
     elif kind is NodeKind.CCM:
         hold = hold_ticks(run.input_timeout_s(run.speed_timeout_s), period)
         gears, brake = (_ccm_extras(port, profile, new_frame) if settings.vehicle.preset == "class6"
                         else (None, None))
         node = Ccm(port, profile, output, settings.controller, run.set_speed_kph, period, hold,
                    settings.profile.speed_source, gears=gears, brake=brake,
-                   driver=DriverDemand(profile.app, DriverRoles.of(profile), hold))
+                   driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network)
     else:
         if controls is None:
             raise ValueError("a driver needs its controls")
@@ -137,7 +148,7 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
 
 
 def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route: GradeProfile | Road,
-         new_frame: FrameFactory, plant: Plant | None) -> Ecu:
+         new_frame: FrameFactory, plant: Plant | None, network: NetworkPart | None) -> Ecu:
     """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames."""
     run = settings.run
     period = run.resolved_period_s
@@ -145,14 +156,14 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
     if not isinstance(route, Road):
         truck = TruckModel(settings.truck) if plant is None else plant
         vehicle: Vehicle = TestbedVehicle(truck, route, run.initial_speed_kph, period)
-        return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source)
+        return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source, network=network)
     v = settings.vehicle
     params = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + v.payload_kg)
     vehicle = Class6Vehicle(Class6Model(params), route, v.wheelbase_m, run.initial_speed_kph, period)
     frames = EngineFrames.build(profile.database, profile.speed.is_j1939, period,
                                 lambda m: Transmitter(port, m.frame_id, m.is_extended_frame, new_frame))
     return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
-               brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=frames)
+               brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=frames, network=network)
 
 
 def _ccm_extras(port: Port, profile: Profile, new_frame: FrameFactory) -> tuple[

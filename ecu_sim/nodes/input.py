@@ -3,7 +3,8 @@
 A node listens for exactly one role (the ECU for APP, the CCM for speed) and sends the other.
 Every received frame lands in exactly one bucket, so nothing on the bus can disturb the loop:
 
-- ``other``: a frame of another message (other nodes' traffic, floods), ignored;
+- ``other``: a frame of another message (other nodes' traffic, floods), ignored by the node; its
+  J1939 network part (when it has one) takes what is addressed to it (requests, claims, transport);
 - ``invalid`` by kind: a frame of the input role that carries no usable value. ``remote_frame``,
   ``fd_frame`` (CAN FD where the DBC defines a classic frame), ``wrong_source`` (filtered out by
   ``--app-source``/``--speed-source``), ``short_frame`` (too short to hold the signal),
@@ -37,6 +38,7 @@ import can
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import Invalid, RoleCodec
+from ecu_sim.nodes.j1939part import NetworkPart
 from ecu_sim.runtime.held import HeldInput
 
 log = logging.getLogger(__name__)
@@ -59,8 +61,13 @@ class InputNode:
         output: Output,
         hold_ticks: int,
         source: int | None = None,
+        network: NetworkPart | None = None,
     ) -> None:
         self.port = port
+        #: the J1939 network part, which takes the frames of the network layer first
+        self.network = network
+        #: the input's last frame said "error" (J1939 error indicator), so it is missing in error
+        self.input_error = False
         self.codec_in = codec_in
         self.output = output
         self._output_send = output.send
@@ -106,6 +113,8 @@ class InputNode:
         """Take a frame's value into the held input if, and only if, it is a clean input value."""
         codec = self.codec_in
         if not codec.matches(msg.arbitration_id, msg.is_extended_id):
+            if self.network is not None:
+                self.network.receive(msg)
             self.other += 1
             return
         if msg.is_remote_frame:
@@ -131,7 +140,9 @@ class InputNode:
             if value in (Invalid.NOT_AVAILABLE, Invalid.ERROR_INDICATOR):
                 # The sender says it has no value: the input is missing now, not after the hold.
                 self.held.clear()
+                self.input_error = value is Invalid.ERROR_INDICATOR
             return
+        self.input_error = False
         self.accepted += 1
         self.held.update(value, self.tick_index, source)
 
@@ -159,6 +170,24 @@ class InputNode:
     def send(self, deadline: float, data: bytes) -> None:
         """Send this tick's payload through the output (a fault injector, or the transmitter)."""
         self._output_send(self.tick_index, deadline, data)
+        if self.network is not None:
+            self.network.latest = data
+
+    def may_send(self) -> bool:
+        """Whether the node's frame may go out: always, or once its address claim stands."""
+        return self.network is None or self.network.may_send(self.tick_index)
+
+    def tick_network(self, input_missing: bool, transmit: bool) -> None:
+        """The J1939 part's tick: an input missing for longer than the hold is a fault.
+
+        An overdue tick (``transmit`` False) skips the part, as it skips the node's frame: a late
+        loop must not send the layer's frames as a burst (broadcast packets closer than the
+        standard's minimum gap). The layer's timers compare tick numbers, so a skipped tick only
+        delays what was due, and frames that arrived meanwhile wait for the next tick.
+        """
+        if self.network is not None and transmit:
+            past_timeout = input_missing and self.tick_index >= self.hold_ticks
+            self.network.tick(self.tick_index, past_timeout, input_missing and self.input_error)
 
     def end_tick(self) -> None:
         """The tick is done: a frame handled from now on is used from the next one."""
@@ -179,4 +208,6 @@ class InputNode:
             text += f" conflicts {self.source_conflicts}"
         if self.overruns:
             text += f" overruns {self.overruns}"
+        if self.network is not None:
+            text += " | " + self.network.status_text()
         return text

@@ -221,6 +221,42 @@ class DriverSettings:
 
 
 @dataclass(frozen=True)
+class J1939Settings:
+    """The node as a J1939 network member: its NAME, its address, whether it claims, its IDs.
+
+    Unset (None) values come from the DBC's node attributes (``NmStationAddress``, ``NmJ1939*``),
+    else from the node's own frame identifier and ecu-sim's defaults.
+    """
+
+    #: None: on, except for the amp profile, whose testbed bus carries its two frames only
+    address_claim: bool | None = None
+    address: int | None = None
+    identity_number: int | None = None
+    manufacturer_code: int | None = None
+    function: int | None = None
+    function_instance: int | None = None
+    ecu_instance: int | None = None
+    vehicle_system: int | None = None
+    vehicle_system_instance: int | None = None
+    industry_group: int | None = None
+    arbitrary_address_capable: bool | None = None
+    #: Component ID, Software ID and ECU ID as their fields separated by ``*`` (make*model*serial*unit)
+    component_id: str | None = None
+    software_id: str | None = None
+    ecu_id: str | None = None
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.address is not None and not 0 <= self.address <= 253:
+            found.append(f"address must be 0..253 (got {self.address})")
+        for key in ("component_id", "software_id", "ecu_id"):
+            text = getattr(self, key)
+            if text is not None and not text.isascii():
+                found.append(f"{key} must be ASCII text (got {text!r})")
+        return found
+
+
+@dataclass(frozen=True)
 class Settings:
     profile: ProfileSettings = field(default_factory=ProfileSettings)
     truck: TruckParams = field(default_factory=TruckParams)
@@ -231,6 +267,7 @@ class Settings:
     record: RecordSettings = field(default_factory=RecordSettings)
     stream: StreamSettings = field(default_factory=StreamSettings)
     driver: DriverSettings = field(default_factory=DriverSettings)
+    j1939: J1939Settings = field(default_factory=J1939Settings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -249,6 +286,7 @@ SECTIONS: dict[str, type[Any]] = {
     "record": RecordSettings,
     "stream": StreamSettings,
     "driver": DriverSettings,
+    "j1939": J1939Settings,
 }
 BUS_SECTION = "bus"
 

@@ -64,7 +64,7 @@ def convert(raw: Any, hint: Any, key: str, origin: str) -> Any:
     text = raw.strip()
     if optional and text.lower() in ("", "none"):
         return None
-    if target is int and key.endswith("_source"):
+    if target is int and (key.endswith("_source") or key == "address"):
         try:
             return source_address(text)
         except argparse.ArgumentTypeError as exc:

@@ -1,0 +1,204 @@
+"""One node's J1939 network layer: claim, requests, diagnostics and transport, advanced per tick.
+
+The node hands over every frame it receives (:meth:`J1939Network.receive` keeps what concerns
+the layer) and calls :meth:`J1939Network.tick` at each tick with the fault conditions that hold;
+what the tick returns goes out at that tick. All of it runs on tick counts, so a simulation and
+a replay give the same frames at the same ticks. The response resolution is one tick: a request
+that arrived before tick ``k`` is answered at tick ``k``. Until the claim stands the node sends
+only its claim, and what the layer would have sent waits for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ecu_sim.j1939 import layouts
+from ecu_sim.j1939.claim import AddressClaim, ClaimState
+from ecu_sim.j1939.dm import DM1_PGN, DM2_PGN, DM11_PGN, Dtc, DtcTable
+from ecu_sim.j1939.frames import (
+    ADDRESS_CLAIMED_PGN,
+    REQUEST_PGN,
+    SINGLE_FRAME,
+    TP_CM_PGN,
+    TP_DT_PGN,
+    Pdu,
+    Received,
+    arbitration_id,
+    received,
+)
+from ecu_sim.j1939.ident import Identification
+from ecu_sim.j1939.ids import GLOBAL_ADDRESS, pgn_of
+from ecu_sim.j1939.name import Name
+from ecu_sim.j1939.reassembly import Reassembler
+from ecu_sim.j1939.request import ACK, NACK, acknowledgement, requested_pgn, single_frame
+from ecu_sim.j1939.timing import DM1_INTERVAL_S, at_least
+from ecu_sim.j1939.transport import TransportSender
+
+_HANDLED = frozenset({REQUEST_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN, TP_DT_PGN})
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Who the node is on the network and what it volunteers.
+
+    ``claim`` off: the node uses ``address`` without claiming it and broadcasts nothing of its
+    own (no claim, no DM1), so the bus carries its application frames only; it still answers.
+    """
+
+    name: Name
+    address: int
+    claim: bool = True
+    identification: Identification = field(default_factory=Identification)
+
+
+class J1939Network:
+    """The layer of one node; ``periodic`` gives the latest payload of each PGN the node sends."""
+
+    def __init__(self, config: NetworkConfig, period_s: float,
+                 periodic: Mapping[int, Callable[[], bytes | None]] | None = None,
+                 on_message: Callable[[Received], None] | None = None) -> None:
+        """``on_message`` hears each message the transport protocol brought whole (but requests)."""
+        self.config = config
+        self.claim = AddressClaim(config.name, config.address, period_s, config.claim)
+        self.dtcs = DtcTable()
+        self.sender = TransportSender(period_s)
+        self.reassembler = Reassembler(period_s)
+        self._periodic = dict(periodic or {})
+        self._on_message = on_message
+        self._ids = config.identification.payloads()
+        self._dm1_every = at_least(DM1_INTERVAL_S, period_s)
+        self._next_dm1: int | None = None
+        self._inbox: list[Received] = []
+        self._waiting: list[Pdu] = []
+        #: until this tick nothing happens without input: no DTC, nothing pending, no DM1 due
+        self._quiet_until = 0
+        #: requests answered, NACKed, and DM11 clears done
+        self.answered = 0
+        self.nacked = 0
+        self.cleared = 0
+
+    @property
+    def address(self) -> int:
+        return self.claim.current_address
+
+    def may_send(self, tick: int | None = None) -> bool:
+        """Whether the node's application frames may go out at ``tick`` (claimed, or not claiming)."""
+        return self.claim.may_send(tick)
+
+    def receive(self, can_id: int, data: bytes | bytearray) -> bool:
+        """Keep a 29-bit frame for the next tick if it is the layer's; False for anything else."""
+        if pgn_of(can_id) not in _HANDLED:
+            return False  # most frames: decided before anything is copied
+        frame = received(can_id, data)
+        ours = frame.source == self.claim.address and frame.pgn != ADDRESS_CLAIMED_PGN
+        if frame.destination in (GLOBAL_ADDRESS, self.claim.address) and not ours:
+            self._inbox.append(frame)
+        return True
+
+    def tick(self, tick: int, conditions: set[Dtc]) -> list[tuple[int, bytes]]:
+        """Advance one tick; the frames (identifier, data) to send now."""
+        if tick < self._quiet_until and not conditions and not self._inbox:
+            return []  # the common tick of a node on a quiet bus, which the simulation runs most
+        out: list[Pdu] = []
+        self.claim.tick(tick, out)
+        before = self.dtcs.active()
+        self.dtcs.update(conditions)
+        if self.dtcs.active() != before:
+            self._next_dm1 = tick  # J1939-73: a DTC that changes state is broadcast at once
+        inbox, self._inbox = self._inbox, []
+        for frame in inbox:
+            self._handle(frame, tick, out)
+        if self.claim.may_send():
+            self._tick_dm1(tick)
+            out.extend(self._waiting)
+            self._waiting = []
+            self.sender.tick(tick, out)
+        self.reassembler.tick(tick, out)
+        self._quiet_until = self._quiet_from(tick)
+        address = self.address
+        return [(arbitration_id(pdu, address), pdu.data) for pdu in out]
+
+    def _quiet_from(self, tick: int) -> int:
+        """The tick up to which the next ticks would do nothing unless frames or conditions come."""
+        settled = self.claim.state is not ClaimState.CLAIMING
+        if (not settled or self._waiting or self.sender.busy or self.reassembler.busy
+                or self.dtcs.active()):
+            return tick + 1
+        if self.config.claim and self._next_dm1 is not None:
+            return self._next_dm1
+        return tick + 1 if self.config.claim else 1 << 62
+
+    def status_text(self) -> str:
+        state = self.claim.state
+        where = f"SA 0x{self.claim.address:02X}" + ("" if state is ClaimState.OFF else f" {state.value}")
+        text = f"J1939 {where} | DTC {len(self.dtcs.active())} active"
+        if self.claim.lost:
+            text += f" | claims lost {self.claim.lost}"
+        return text
+
+    def _tick_dm1(self, tick: int) -> None:
+        if not self.config.claim:
+            return
+        if self._next_dm1 is None or tick >= self._next_dm1:
+            self._next_dm1 = tick + self._dm1_every
+            self._answer(DM1_PGN, self.dtcs.dm1(), GLOBAL_ADDRESS)
+
+    def _handle(self, frame: Received, tick: int, out: list[Pdu]) -> None:
+        if frame.pgn == ADDRESS_CLAIMED_PGN and len(frame.data) >= SINGLE_FRAME:
+            self.claim.on_claim(frame.source, Name.from_bytes(frame.data), tick, out)
+        elif frame.pgn == REQUEST_PGN:
+            self._on_request(frame, out)
+        elif frame.pgn == TP_CM_PGN and len(frame.data) >= SINGLE_FRAME:
+            try:
+                values = layouts.decode(layouts.TP_CM, frame.data)
+            except ValueError:
+                return
+            self.sender.on_cm(frame, values, tick)
+            self.reassembler.on_cm(frame, values, self.claim.address, tick, out)
+        elif frame.pgn == TP_DT_PGN:
+            whole = self.reassembler.on_dt(frame, tick, out)
+            if whole is not None and whole.pgn == REQUEST_PGN:
+                self._on_request(whole, out)
+            elif whole is not None and self._on_message is not None:
+                self._on_message(whole)
+
+    def _on_request(self, frame: Received, out: list[Pdu]) -> None:
+        pgn = requested_pgn(frame)
+        if pgn is None:
+            return
+        addressed = frame.destination != GLOBAL_ADDRESS
+        reply_to = frame.source if addressed else GLOBAL_ADDRESS
+        if pgn == ADDRESS_CLAIMED_PGN:
+            self.claim.on_request(out)
+            return
+        if self.claim.state is ClaimState.CANNOT_CLAIM:
+            return
+        payload = self._payload(pgn)
+        if pgn == DM11_PGN:
+            self.dtcs.clear_active()
+            self.cleared += 1
+            if addressed:
+                self._waiting.append(acknowledgement(ACK, pgn, frame.source))
+        elif payload is not None:
+            self.answered += 1
+            self._answer(pgn, payload, reply_to)
+        elif addressed:
+            self.nacked += 1
+            self._waiting.append(acknowledgement(NACK, pgn, frame.source))
+
+    def _payload(self, pgn: int) -> bytes | None:
+        if pgn == DM1_PGN:
+            return self.dtcs.dm1()
+        if pgn == DM2_PGN:
+            return self.dtcs.dm2()
+        if pgn in self._ids:
+            return self._ids[pgn]
+        latest = self._periodic.get(pgn)
+        return None if latest is None else latest()
+
+    def _answer(self, pgn: int, payload: bytes, destination: int) -> None:
+        if len(payload) <= SINGLE_FRAME:
+            self._waiting.append(single_frame(pgn, payload, destination))
+        else:
+            self.sender.send(pgn, payload, destination)

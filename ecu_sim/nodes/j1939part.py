@@ -1,0 +1,140 @@
+"""A node's J1939 network part: the :mod:`ecu_sim.j1939` layer on the node's port and tick.
+
+The node hands each received frame to the part first; the part keeps what the layer handles
+(requests, claims, transport) and the node never counts it as another message. At each tick the
+node tells the part whether its input is missing or flagged in error, the part adds the bus-off
+state and the injected ``dtc`` faults, ticks the layer and sends what it returns through the
+port. The DTCs a node can set:
+
+- its input missing past the input timeout: the input's SPN (91 APP for the ECU, 84 speed for
+  the CCM) with FMI 9, abnormal update rate;
+- its input arriving as the error indicator: the same SPN with FMI 19, received network data in
+  error;
+- the controller bus-off: SPN 639 (J1939 network #1) with FMI 14;
+- ``--fault dtc=SPN:FMI@window``: that DTC while the window lasts.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import fields
+from typing import Final
+
+import can
+
+from ecu_sim import __version__
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.state import ControllerState
+from ecu_sim.bus.transmit import FrameFactory
+from ecu_sim.codec.nm import node_attributes
+from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.faults.spec import DTC_KIND, Fault
+from ecu_sim.j1939.dm import Dtc
+from ecu_sim.j1939.ident import DELIMITER, Identification
+from ecu_sim.j1939.ids import pgn_of, source_address_of
+from ecu_sim.j1939.name import Name
+from ecu_sim.j1939.network import J1939Network, NetworkConfig
+from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.settings.model import J1939Settings
+
+log = logging.getLogger(__name__)
+
+FMI_ABNORMAL_UPDATE_RATE: Final = 9
+FMI_NETWORK_DATA_IN_ERROR: Final = 19
+BUS_OFF: Final = Dtc(639, 14)
+#: J1939 functions the nodes are by default: engine, cruise control
+_FUNCTIONS: Final = {"ECU": 0, "CCM": 17}
+#: default NAME fields: an identity number prefix of ecu-sim's own, the on-highway industry group
+_IDENTITY_PREFIX: Final = 0xEC500
+_ON_HIGHWAY: Final = 1
+#: the amp profile keeps its testbed bus as it is unless told otherwise
+_QUIET_PROFILES: Final = frozenset({"amp"})
+
+
+class NetworkPart:
+    """The layer, the port it sends on, and what sets the node's DTCs."""
+
+    def __init__(self, network: J1939Network, port: Port, new_frame: FrameFactory, input_spn: int,
+                 dtc_windows: list[tuple[Dtc, int, int | None]]) -> None:
+        self.network = network
+        self._port = port
+        self._new_frame = new_frame
+        self._input_spn = input_spn
+        self._dtc_windows = dtc_windows
+        #: the node's latest payload of its periodic message, for a request for it
+        self.latest: bytes | None = None
+
+    def receive(self, msg: can.Message) -> bool:
+        """True when the frame is the layer's (taken), False when it is for the node."""
+        return bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, msg.data)
+
+    def may_send(self, tick: int) -> bool:
+        return self.network.may_send(tick)
+
+    def tick(self, tick: int, input_missing: bool, input_error: bool) -> None:
+        conditions = {dtc for dtc, start, end in self._dtc_windows
+                      if start <= tick and (end is None or tick < end)} if self._dtc_windows else set()
+        if input_error:
+            conditions.add(Dtc(self._input_spn, FMI_NETWORK_DATA_IN_ERROR))
+        elif input_missing:
+            conditions.add(Dtc(self._input_spn, FMI_ABNORMAL_UPDATE_RATE))
+        if self._port.controller_state is ControllerState.BUS_OFF:
+            conditions.add(BUS_OFF)
+        send, new_frame = self._port.send, self._new_frame
+        for can_id, data in self.network.tick(tick, conditions):
+            send(new_frame(can_id, data, True))
+
+    def status_text(self) -> str:
+        return self.network.status_text()
+
+
+def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, input_spn: int,
+                  settings: J1939Settings, faults: tuple[Fault, ...], period_s: float,
+                  new_frame: FrameFactory) -> NetworkPart | None:
+    """The part of node ``kind`` (ECU or CCM); None when its frame is not a 29-bit J1939 one."""
+    if not sends.is_extended_id:
+        log.info("%s: its frame has an 11-bit identifier: no J1939 network part", kind)
+        return None
+    values = {**node_attributes(profile.database, list(sends.message.senders or [])),
+              **{f.name: getattr(settings, f.name) for f in fields(settings)
+                 if getattr(settings, f.name) is not None}}
+    address = int(values.get("address", source_address_of(sends.frame_id)))
+    defaults = _name_defaults(kind, address)
+    fields_of_name = {key: int(values.get(key, default)) for key, default in defaults.items()}
+    capable = bool(fields_of_name.pop("arbitrary_address_capable"))
+    name = Name(**fields_of_name, arbitrary_address_capable=capable)
+    claim = values.get("address_claim", profile.name not in _QUIET_PROFILES)
+    config = NetworkConfig(name, address, bool(claim), _identification(kind, settings))
+    part: NetworkPart
+    network = J1939Network(config, period_s, {pgn_of(sends.frame_id): lambda: part.latest})
+    windows = [(Dtc(*f.dtc), ticks_in(f.start_s, period_s),
+                None if f.end_s is None else ticks_in(f.end_s, period_s))
+               for f in faults if f.kind == DTC_KIND and f.dtc is not None]
+    part = NetworkPart(network, port, new_frame, input_spn, windows)
+    log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
+             "on" if claim else "off")
+    return part
+
+
+def _name_defaults(kind: str, address: int) -> dict[str, int]:
+    """A NAME unique per node and address, so two ecu-sim nodes never tie, and never all zeros
+    (the Linux kernel's J1939 stack reads NAME 0 as "no NAME"): on-highway equipment, the
+    node's J1939 function, an identity number of ecu-sim's own prefix and the address."""
+    return {"identity_number": _IDENTITY_PREFIX | address, "manufacturer_code": 0,
+            "function": _FUNCTIONS.get(kind, 255), "function_instance": 0, "ecu_instance": 0,
+            "vehicle_system": 0, "vehicle_system_instance": 0, "industry_group": _ON_HIGHWAY,
+            "arbitrary_address_capable": 0}
+
+
+def _identification(kind: str, settings: J1939Settings) -> Identification:
+    def split(text: str | None, default: list[str]) -> list[str]:
+        items = default if text is None else text.split(DELIMITER)
+        return items[:-1] if items and items[-1] == "" and text is not None else items
+
+    make, model, serial, unit = [*split(settings.component_id, ["ecu-sim", kind, "", ""]), "", "", "", ""][:4]
+    ecu = [*split(settings.ecu_id, ["", "", "", kind, "ecu-sim"]), "", "", "", "", ""]
+    software = tuple(split(settings.software_id, [f"ecu-sim {__version__}"]))
+    return Identification(make=make, model=model, serial=serial, unit=unit, software=software,
+                          ecu_part=ecu[0], ecu_serial=ecu[1], ecu_location=ecu[2], ecu_type=ecu[3],
+                          ecu_manufacturer=ecu[4])
