@@ -168,6 +168,14 @@ def test_faults_in_a_case_act_and_are_counted(tmp_path: Path) -> None:
     assert int(run_case(case)["faults_injected"]) > 0
 
 
+def test_a_case_counts_the_dtcs_its_nodes_raised(tmp_path: Path) -> None:
+    text = SHORT + ('[[case]]\nprofile.name = "j1939"\ndriver.mode = "none"\n'
+                    '[[case]]\nprofile.name = "j1939"\n')
+    coasting, cruising = cases_of(write(tmp_path, text))
+    assert run_case(coasting)["dtcs_raised"] == "1", "no APP on the bus: SPN 91 FMI 9 on the ECU, once"
+    assert run_case(cruising)["dtcs_raised"] == "0"
+
+
 def test_a_coastdown_case_has_no_tracking_figures(tmp_path: Path) -> None:
     (case,) = cases_of(write(tmp_path, SHORT + "[[case]]\ndriver.mode = \"none\"\n"))
     row = run_case(case)
@@ -294,3 +302,11 @@ def test_the_example_regression_campaign_is_a_few_hundred_distinct_cases() -> No
     cases = cases_of(REPO / "examples" / "regression.toml")
     assert 200 <= len(cases) <= 500
     assert len({case.id for case in cases}) == len(cases)
+
+
+def test_a_class6_case_counts_the_energy_its_engine_delivered_at_the_wheels(tmp_path: Path) -> None:
+    text = SHORT + ('[[case]]\nvehicle.preset = "class6"\n'
+                    '[[case]]\nvehicle.preset = "class6"\ndriver.mode = "none"\n')
+    cruising, coasting = cases_of(write(tmp_path, text))
+    assert float(run_case(cruising)["wheel_energy_kwh"]) > 0.0
+    assert float(run_case(coasting)["wheel_energy_kwh"]) == 0.0

@@ -138,7 +138,7 @@ def test_a_global_request_for_software_id_is_broadcast_through_bam() -> None:
 
 def test_the_status_line_shows_the_claimed_address_and_the_active_dtc_count() -> None:
     bench = j1939_bench()
-    bench.tick(4)
+    bench.tick(7)  # no APP: missing past the input timeout, counted from the end of the claim wait
     assert "J1939 SA 0x00 claimed | DTC 1 active" in bench.node.status_line()
 
 
@@ -172,3 +172,9 @@ def test_a_bus_off_episode_is_a_dtc_that_becomes_previously_active_after_the_res
     bench.send_raw(error_frame(0x100))  # CAN_ERR_RESTARTED
     bench.tick()
     assert (BUS_OFF, 1) not in dtcs.active() and (BUS_OFF, 1) in dtcs.previously_active()
+
+
+def test_a_missing_input_is_no_fault_while_a_peer_that_starts_with_the_node_still_claims() -> None:
+    bench = j1939_bench()
+    bench.tick(6)  # the claim wait (3 ticks) and the input timeout (3 ticks)
+    assert "DTC 0 active" in bench.node.status_line()

@@ -24,7 +24,11 @@ import can
 from ecu_sim.bus.listener import Direction
 from ecu_sim.runs.simulation import Simulation
 from ecu_sim.runtime.loop import TickObserver
+from ecu_sim.vehicle.class6 import Class6Params, Class6State
 from ecu_sim.vehicle.params import KPH_PER_MPS
+
+#: engine speed to angular speed: 2 pi / 60
+RAD_S_PER_RPM = 0.10471975511965977
 
 #: the figures of a row, in column order, with what is better: "lower", "higher" or "" (no order)
 FIGURES: dict[str, str] = {
@@ -37,6 +41,7 @@ FIGURES: dict[str, str] = {
     "app_at_100_s": "lower",
     "wheel_energy_kwh": "lower",
     "faults_injected": "",
+    "dtcs_raised": "lower",
     "invalid_frames": "",
     "final_speed_kph": "",
     "distance_m": "",
@@ -52,6 +57,8 @@ class Probe:
         self.simulation = simulation
         self.speed_mps = array("d")
         self.app_pct = array("d")
+        #: the engine's output power, W, where the vehicle has an engine (class6); else stays empty
+        self.engine_w = array("d")
         #: every frame's identifier and payload, in order; the frames themselves are not kept
         self.frame_ids = array("L")
         self.payloads: list[bytes | bytearray] = []
@@ -70,8 +77,11 @@ class Probe:
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         ecu = self._ecu
-        self._append_speed(ecu.state[0])
+        state = ecu.state
+        self._append_speed(state[0])
         self._append_app(ecu.app_pct)
+        if isinstance(state, Class6State) and state.shift_left_s <= 0.0:  # no torque in a shift
+            self.engine_w.append(max(0.0, state.engine_nm) * state.engine_rpm * RAD_S_PER_RPM)
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
         if direction is Direction.NOT_SENT:
@@ -103,12 +113,25 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     row["app_at_100_s"] = _num(len([a for a in app if a >= 100.0]) * period)
     row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))
     row["faults_injected"] = str(sum(sim.faults.injected.values()) if sim.faults is not None else 0)
+    row["dtcs_raised"] = str(dtcs_raised(sim))
     row["invalid_frames"] = str(sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0))
     row["final_speed_kph"] = _num(sim.ecu.state.speed_kph)
     row["distance_m"] = _num(sim.ecu.state.distance_m)
     row["ticks"] = str(len(speeds))
     row["frame_hash"] = probe.frame_hash()
     return row
+
+
+def dtcs_raised(sim: Simulation) -> int:
+    """How often a DTC went active on the ECU and the CCM (each occurrence counts, cleared or not);
+    0 where a node has no J1939 part (an 11-bit profile)."""
+    total = 0
+    for node in (sim.ecu, sim.ccm):
+        part = None if node is None else node.network
+        if part is not None:
+            dtcs = part.network.dtcs
+            total += sum(count for _, count in dtcs.active() + dtcs.previously_active())
+    return total
 
 
 def _tracking(speeds: list[float], target: float, band: float, period: float) -> dict[str, str]:
@@ -133,8 +156,12 @@ def _tracking(speeds: list[float], target: float, band: float, period: float) ->
 
 
 def wheel_energy_kwh(probe: Probe, period: float) -> float:
-    """Energy delivered at the wheels: the truck model's tractive power, APP times rated power
-    capped by the traction limit at low speed, summed over the ticks it was applied."""
+    """Energy delivered at the wheels. The testbed truck: its tractive power, APP times rated
+    power capped by the traction limit at low speed, summed over the ticks it was applied. A truck
+    with an engine: the engine's positive output through the transmission's and axle's efficiency."""
+    if probe.engine_w:
+        p = Class6Params()
+        return sum(probe.engine_w) * p.transmission_efficiency * p.axle_efficiency * period / 3.6e6
     truck = probe.simulation.settings.truck
     power_per_pct = truck.rated_power_kw * 10.0  # W per % APP
     traction_n = truck.traction_limit_mu * truck.mass_kg * truck.gravity_mps2

@@ -63,6 +63,12 @@ class AddressClaim:
         elif self.state is ClaimState.CLAIMING and tick >= self._ready_tick:
             self.state = ClaimState.CLAIMED
 
+    @property
+    def delay_ticks(self) -> int:
+        """The ticks between the claim and the node's first other frame (0 when it claims nothing):
+        a peer that starts with this node is silent that long, so its silence is no fault yet."""
+        return 0 if self.state is ClaimState.OFF else self._delay
+
     def may_send(self, tick: int | None = None) -> bool:
         """Whether the node may send its other traffic (at ``tick``, before this tick's :meth:`tick`):
         claimed and past the delay, or not claiming."""

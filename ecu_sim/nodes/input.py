@@ -186,7 +186,8 @@ class InputNode:
         delays what was due, and frames that arrived meanwhile wait for the next tick.
         """
         if self.network is not None and transmit:
-            past_timeout = input_missing and self.tick_index >= self.hold_ticks
+            startup = self.network.network.claim.delay_ticks  # the peer claims its address too
+            past_timeout = input_missing and self.tick_index >= self.hold_ticks + startup
             self.network.tick(self.tick_index, past_timeout, input_missing and self.input_error)
 
     def end_tick(self) -> None:
