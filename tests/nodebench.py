@@ -22,10 +22,11 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
-from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
 from ecu_sim.settings.model import J1939Settings, ProfileSettings, RunSettings, Settings
+from ecu_sim.vehicle.route import GradeSchedule
 
 _channels = itertools.count()
 #: the testbed's CCM (APP sender) and vehicle model (speed sender) addresses in the amp profile
@@ -74,7 +75,7 @@ class Bench:
         self.out = self.kind.sends(self.profile)
         self.port = Port(self.node_bus, [self.out.frame_id])
         self.schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), seed)
-        route = load_route(self.settings) if self.kind is NodeKind.ECU else None
+        route = load_vehicle_route(self.settings) if self.kind is NodeKind.ECU else None
         self.built = build_node(self.kind, self.port, self.profile, self.settings, route=route,
                                 schedule=self.schedule)
         node = self.built.node
@@ -85,7 +86,8 @@ class Bench:
         observers: list[TickObserver] = []
         self.recorder: Recorder | None = None
         if record_to is not None:
-            head = header(kind, self.settings, self.profile, None if route is None else route.points,
+            head = header(kind, self.settings, self.profile,
+                          route.points if isinstance(route, GradeSchedule) else None,
                           self.schedule, record_to)
             self.recorder = Recorder(record_to, record_max_bytes, head)
             self.port.add_listener(self.recorder)

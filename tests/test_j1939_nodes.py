@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import can
 import pytest
@@ -13,9 +15,16 @@ from ecu_sim.j1939.dm import DM1_PGN, Dtc, unpack_dtcs
 from ecu_sim.j1939.frames import ACKNOWLEDGEMENT_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN
 from ecu_sim.j1939.ident import SOFTWARE_ID_PGN
 from ecu_sim.j1939.ids import make_id, pgn_of, source_address_of
+from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.request import NACK, request
 from ecu_sim.nodes.j1939part import BUS_OFF
+from ecu_sim.settings.model import Settings, VehicleSettings
 from tests.nodebench import Bench, settings
+
+#: CCVS1, the ECU's wheel-based speed
+SPEED_PGN = 65265
+#: ETC2, the transmission's gears, one of a class6 ECU's periodic messages
+ETC2_PGN = 61445
 
 TOOL = 0xF9
 
@@ -178,3 +187,47 @@ def test_a_missing_input_is_no_fault_while_a_peer_that_starts_with_the_node_stil
     bench = j1939_bench()
     bench.tick(6)  # the claim wait (3 ticks) and the input timeout (3 ticks)
     assert "DTC 0 active" in bench.node.status_line()
+
+
+def test_a_class6_ecu_answers_a_request_for_its_engine_messages_with_their_latest_payload() -> None:
+    s = dataclasses.replace(settings(profile="j1939", address_claim=None, initial_speed_kph=50.0),
+                            vehicle=VehicleSettings(preset="class6"))
+    bench = Bench("ecu", s)
+    OPEN.append(bench)
+    bench.tick(10)
+    periodic = [m for m in bench.sent() if pgn_of(m.arbitration_id) == ETC2_PGN]
+    ask(bench, ETC2_PGN, destination=0x00)
+    bench.tick(1)  # answered at the next tick, beside the periodic frame of that tick
+    answers = [m for m in bench.sent() if pgn_of(m.arbitration_id) == ETC2_PGN]
+    assert len(periodic) == 7, "ETC2 every tick (100 ms) once the claim stands, from tick 3"
+    assert len(answers) == 2, "the tick's own ETC2 and the answer"
+    assert bytes(answers[0].data) == bytes(periodic[-1].data)
+
+
+def j1939_settings(**j1939: Any) -> Settings:
+    base = settings(profile="j1939", address_claim=None)
+    return dataclasses.replace(base, j1939=dataclasses.replace(base.j1939, **j1939))
+
+
+def test_a_configured_address_is_the_one_the_nodes_frames_carry() -> None:
+    bench = Bench("ecu", j1939_settings(address=0x30))
+    OPEN.append(bench)
+    bench.tick(6)
+    sources = {source_address_of(m.arbitration_id) for m in bench.sent()}
+    assert sources == {0x30}, "the claim and the speed frames alike"
+
+
+def test_a_node_that_loses_its_address_and_moves_stops_its_periodic_frames() -> None:
+    bench = Bench("ecu", j1939_settings(arbitrary_address_capable=True))
+    OPEN.append(bench)
+    bench.tick(5)
+    assert SPEED_PGN in pgns(bench.sent())
+    winner = Name(identity_number=1)  # lower than any NAME ecu-sim gives itself
+    bench.send_raw(can.Message(arbitration_id=make_id(ADDRESS_CLAIMED_PGN, 0x00, 0xFF),
+                               data=winner.to_bytes()))
+    bench.tick(1)  # the contention is handled after this tick's frame
+    sent = bench.sent()
+    bench.tick(4)
+    assert SPEED_PGN not in pgns(bench.sent())
+    assert [source_address_of(m.arbitration_id) for m in sent
+            if pgn_of(m.arbitration_id) == ADDRESS_CLAIMED_PGN] == [0x80], "moved to the first free one"

@@ -18,6 +18,7 @@ from cantools.database.can import Database, Message
 
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.drive import Driveline
 
@@ -63,6 +64,10 @@ class EngineMessage:
         self._last_values, self._last_data = values, data
         return data
 
+    def latest(self) -> bytes | None:
+        """The payload built last (None before the first), which a Request for the PGN gets."""
+        return self._last_data or None
+
 
 def find_messages(database: Database, is_j1939: bool) -> list[tuple[Message, list[tuple[RoleCodec, int]]]]:
     """The DBC's messages that carry the driveline SPNs, with a codec for each such signal."""
@@ -91,6 +96,10 @@ class EngineFrames:
             every = max(1, ticks_in(cycle / 1000.0, period_s)) if cycle else 1
             built.append(EngineMessage(message, codecs, every, output_for(message)))
         return cls(built) if built else None
+
+    def latest(self) -> dict[int, Callable[[], bytes | None]]:
+        """Each message's latest payload by its PGN (None before the first), for a Request."""
+        return {pgn_of(m.message.frame_id): m.latest for m in self.messages}
 
     def send(self, tick: int, deadline: float, driveline: Driveline) -> None:
         for m in self.messages:

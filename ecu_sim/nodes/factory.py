@@ -65,7 +65,7 @@ class NodeKind(enum.Enum):
     def frame_ids(self, profile: Profile, settings: Settings) -> list[int]:
         """The identifiers this node sends, which its port drops when they come back."""
         if self is not NodeKind.DRIVER:
-            return [self.sends(profile).frame_id]
+            return [_own(self.sends(profile), settings)]
         sa = settings.driver.driver_source
         ids = [_from(profile.app, sa), *(_from(c, sa) for c in DriverRoles.of(profile).present())]
         return list(dict.fromkeys(ids))  # one message may carry several of the driver's signals
@@ -113,9 +113,11 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     sends = kind.sends(profile)
     all_faults = schedule.faults if schedule is not None else ()
     faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
+    engine = (_engine_frames(port, profile, settings, new_frame)
+              if kind is NodeKind.ECU and isinstance(route, Road) else None)
     network = (None if kind is NodeKind.DRIVER else  # the driver is a person's pedals, no ECU
                build_network(kind.name, port, profile, sends, kind.input_spn, settings.j1939, all_faults,
-                             period, new_frame))
+                             period, new_frame, None if engine is None else engine.latest()))
     sent_id = kind.frame_ids(profile, settings)[0]
     transmitter = _transmitter(kind, port, sent_id, sends.is_extended_id, period, tx_mode, new_frame,
                                {f.kind for f in faults})
@@ -129,10 +131,10 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     if kind is NodeKind.ECU:
         if route is None:
             raise ValueError("an ECU needs a route")
-        node: Ecu | Ccm | Driver = _ecu(port, profile, output, settings, route, new_frame, plant, network)
+        node: Ecu | Ccm | Driver = _ecu(port, profile, output, settings, route, plant, network, engine)
     elif kind is NodeKind.CCM:
         hold = hold_ticks(run.input_timeout_s(run.speed_timeout_s), period)
-        gears, brake = (_ccm_extras(port, profile, new_frame) if settings.vehicle.preset == "class6"
+        gears, brake = (_ccm_extras(port, profile, settings, new_frame) if settings.vehicle.preset == "class6"
                         else (None, None))
         node = Ccm(port, profile, output, settings.controller, run.set_speed_kph, period, hold,
                    settings.profile.speed_source, gears=gears, brake=brake,
@@ -148,7 +150,7 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
 
 
 def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route: GradeProfile | Road,
-         new_frame: FrameFactory, plant: Plant | None, network: NetworkPart | None) -> Ecu:
+         plant: Plant | None, network: NetworkPart | None, engine: EngineFrames | None) -> Ecu:
     """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames."""
     run = settings.run
     period = run.resolved_period_s
@@ -160,13 +162,21 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
     v = settings.vehicle
     params = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + v.payload_kg)
     vehicle = Class6Vehicle(Class6Model(params), route, v.wheelbase_m, run.initial_speed_kph, period)
-    frames = EngineFrames.build(profile.database, profile.speed.is_j1939, period,
-                                lambda m: Transmitter(port, m.frame_id, m.is_extended_frame, new_frame))
     return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
-               brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=frames, network=network)
+               brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network)
 
 
-def _ccm_extras(port: Port, profile: Profile, new_frame: FrameFactory) -> tuple[
+def _engine_frames(port: Port, profile: Profile, settings: Settings,
+                   new_frame: FrameFactory) -> EngineFrames | None:
+    """A class6 ECU's engine and transmission messages, each with its own transmitter."""
+    address = settings.j1939.address
+    return EngineFrames.build(
+        profile.database, profile.speed.is_j1939, settings.run.resolved_period_s,
+        lambda m: Transmitter(port, m.frame_id if address is None else (m.frame_id & ~0xFF) | address,
+                              m.is_extended_frame, new_frame))
+
+
+def _ccm_extras(port: Port, profile: Profile, settings: Settings, new_frame: FrameFactory) -> tuple[
         tuple[RoleCodec, RoleCodec] | None, tuple[RoleCodec, Output] | None]:
     """What a CCM driving a class6 truck adds on a DBC with ETC2 and EBC1: the gear input and the
     brake output. With the testbed vehicle the CCM stays as it was: APP out, speed in."""
@@ -174,7 +184,7 @@ def _ccm_extras(port: Port, profile: Profile, new_frame: FrameFactory) -> tuple[
     gears = (current, selected) if current is not None and selected is not None else None
     brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
     output = (None if brake is None else
-              (brake, Transmitter(port, brake.frame_id, brake.is_extended_id, new_frame)))
+              (brake, Transmitter(port, _own(brake, settings), brake.is_extended_id, new_frame)))
     return gears, output
 
 
@@ -185,6 +195,13 @@ def spn_codec(profile: Profile, spn: int) -> RoleCodec | None:
             if signal.spn == spn:
                 return RoleCodec(message, signal, is_j1939=profile.speed.is_j1939)
     return None
+
+
+def _own(codec: RoleCodec, settings: Settings) -> int:
+    """``codec``'s identifier as the node sends it: from ``[j1939] address`` / ``--address`` when
+    given (the address it claims is the one its frames carry), else as the DBC has it."""
+    address = settings.j1939.address
+    return codec.frame_id if address is None or not codec.is_j1939 else _from(codec, address)
 
 
 def _from(codec: RoleCodec, source: int) -> int:

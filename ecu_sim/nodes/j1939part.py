@@ -17,6 +17,7 @@ port. The DTCs a node can set:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Final
 
@@ -32,7 +33,7 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.faults.spec import DTC_KIND, Fault
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.j1939.ident import DELIMITER, Identification
-from ecu_sim.j1939.ids import pgn_of, source_address_of
+from ecu_sim.j1939.ids import NULL_ADDRESS, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.network import J1939Network, NetworkConfig
 from ecu_sim.runtime.ticks import ticks_in
@@ -64,13 +65,29 @@ class NetworkPart:
         self._dtc_windows = dtc_windows
         #: the node's latest payload of its periodic message, for a request for it
         self.latest: bytes | None = None
+        #: the address the node's periodic frames carry (the DBC's); they stop if the claim moves
+        self._home = network.address
+        self._moved_warned = False
 
     def receive(self, msg: can.Message) -> bool:
         """True when the frame is the layer's (taken), False when it is for the node."""
         return bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, msg.data)
 
     def may_send(self, tick: int) -> bool:
-        return self.network.may_send(tick)
+        """The claim stands, and at the address the node's frames carry: after losing it to a lower
+        NAME the node holds another address, and its periodic frames, whose identifiers the DBC
+        fixes, would speak for an address it does not own, so they stop."""
+        network = self.network
+        if network.address == self._home:
+            return network.may_send(tick)
+        if network.address == NULL_ADDRESS:
+            return False  # it could not claim: silent, as the claim logged
+        if not self._moved_warned:
+            self._moved_warned = True
+            log.warning("J1939 address 0x%02X lost; the node now holds 0x%02X, and its periodic frames "
+                        "(sent from 0x%02X as the DBC says) stop; give it a free address with "
+                        "--address or [j1939] address", self._home, network.address, self._home)
+        return False
 
     def tick(self, tick: int, input_missing: bool, input_error: bool) -> None:
         conditions = {dtc for dtc, start, end in self._dtc_windows
@@ -91,8 +108,10 @@ class NetworkPart:
 
 def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, input_spn: int,
                   settings: J1939Settings, faults: tuple[Fault, ...], period_s: float,
-                  new_frame: FrameFactory) -> NetworkPart | None:
-    """The part of node ``kind`` (ECU or CCM); None when its frame is not a 29-bit J1939 one."""
+                  new_frame: FrameFactory,
+                  periodic: Mapping[int, Callable[[], bytes | None]] | None = None) -> NetworkPart | None:
+    """The part of node ``kind`` (ECU or CCM); None when its frame is not a 29-bit J1939 one.
+    ``periodic``: the node's other periodic messages by PGN, each sent once on request."""
     if not sends.is_extended_id:
         log.info("%s: its frame has an 11-bit identifier: no J1939 network part", kind)
         return None
@@ -107,7 +126,8 @@ def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, inp
     claim = values.get("address_claim", profile.name not in _QUIET_PROFILES)
     config = NetworkConfig(name, address, bool(claim), _identification(kind, settings))
     part: NetworkPart
-    network = J1939Network(config, period_s, {pgn_of(sends.frame_id): lambda: part.latest})
+    requestable = {**(periodic or {}), pgn_of(sends.frame_id): lambda: part.latest}
+    network = J1939Network(config, period_s, requestable)
     windows = [(Dtc(*f.dtc), ticks_in(f.start_s, period_s),
                 None if f.end_s is None else ticks_in(f.end_s, period_s))
                for f in faults if f.kind == DTC_KIND and f.dtc is not None]
