@@ -234,7 +234,8 @@ def test_state_text_shows_the_counters_that_are_not_zero(error_bus: tuple[can.Bu
     sender.send(can.Message(arbitration_id=0x18FEF125, data=b"\xff" * 8))
     assert port.recv(0.1) is None
     assert port.state_text() == "bus up | foreign 1"
-    port.counters.echo, port.counters.tx_errors, port.counters.tx_dropped, port.counters.reconnects = 4, 2, 3, 1
+    counters = port.counters
+    counters.echo, counters.tx_errors, counters.tx_dropped, counters.reconnects = 4, 2, 3, 1
     assert port.state_text() == "bus up | echo 4 foreign 1 tx_errors 2 tx_dropped 3 reconnects 1"
 
 

@@ -17,6 +17,7 @@ import can
 import can.cli
 from can.interfaces.udp_multicast import UdpMulticastBus
 
+from ecu_sim.bus import hostlocal
 from ecu_sim.errors import BusUnavailableError, ConfigError, errno_of, missing_interface_hint
 from ecu_sim.settings.values import parse_bool
 
@@ -105,9 +106,17 @@ def _config_value(key: str, value: str) -> Any:
 
 
 def open_bus(options: argparse.Namespace) -> can.BusABC:
-    """Open the bus, turning python-can's failures into a message a person can act on."""
+    """Open the bus, turning python-can's failures into a message a person can act on.
+
+    udp_multicast stays on this machine unless a hop limit above zero asks for the LAN
+    (:mod:`ecu_sim.bus.hostlocal`).
+    """
+    interface, bus_kwargs = getattr(options, "interface", None), getattr(options, "bus_kwargs", {})
     try:
-        bus = can.cli.create_bus_from_namespace(options)
+        if hostlocal.is_host_local(interface, bus_kwargs):
+            bus = hostlocal.open_host_local(vars(options), bus_kwargs)
+        else:
+            bus = can.cli.create_bus_from_namespace(options)
     except argparse.ArgumentError as exc:
         raise _unavailable(options, exc.__cause__ or exc) from exc
     except Exception as exc:  # python-can backends raise many types; all mean "no bus"
@@ -116,6 +125,8 @@ def open_bus(options: argparse.Namespace) -> can.BusABC:
         # A raw socket binds to a down interface without complaint and fails only when sending.
         bus.shutdown()
         raise _unavailable(options, OSError(errno.ENETDOWN, "interface is down"))
+    if interface == "udp_multicast" and not hostlocal.is_host_local(interface, bus_kwargs):
+        hostlocal.announce_lan(getattr(options, "channel", None), bus_kwargs)
     return bus
 
 

@@ -53,8 +53,8 @@ class PortCounters:
     def text(self) -> str:
         """The problem counters that are not zero, e.g. ``echo 12 tx_dropped 3``."""
         return " ".join(f"{name} {value}" for name, value in (
-            ("echo", self.echo), ("foreign", self.foreign), ("tx_errors", self.tx_errors), ("tx_dropped", self.tx_dropped),
-            ("reconnects", self.reconnects)) if value)
+            ("echo", self.echo), ("foreign", self.foreign), ("tx_errors", self.tx_errors),
+            ("tx_dropped", self.tx_dropped), ("reconnects", self.reconnects)) if value)
 
 
 class Port:
@@ -97,8 +97,9 @@ class Port:
         """E.g. ``bus up``, ``bus up, error-passive | echo 40 tx_errors 2 | errors controller 1``.
 
         The controller state is shown unless error-active (the normal state); the counters only
-        when not zero: echo (own frames heard back), tx_errors (failed sends, e.g. ENOBUFS),
-        foreign (frames of another node with our identifier), tx_dropped (frames due while the bus was down), reconnects, and error frames by class.
+        when not zero: echo (own frames heard back), foreign (another node's frames with our
+        identifier), tx_errors (failed sends, e.g. ENOBUFS), tx_dropped (frames due while the bus
+        was down), reconnects, and error frames by class.
         """
         if self.bus is None:
             head = "bus down (reconnecting)"

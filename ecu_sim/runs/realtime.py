@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from ecu_sim.bus import options as bus_options
+from ecu_sim.bus.hostlocal import describe
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
 from ecu_sim.faults import injector
@@ -45,8 +46,10 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings) -
     with ExitStack() as stack:
         port = stack.enter_context(Port(bus_options.open_bus(options), own_ids=[kind.sends(profile).frame_id],
                                         reopen=lambda: bus_options.open_bus(options)))
-        log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
-                 getattr(options, "channel", ""), profile.name, profile.dbc_path)
+        log.info("%s on %s, profile %s (%s)", kind.name,
+                 describe(options.interface, getattr(options, "channel", None),
+                          getattr(options, "bus_kwargs", {})),
+                 profile.name, profile.dbc_path)
         recorder = _recorder(stack, kind, settings, profile, route, schedule)
         built = build_node(kind, port, profile, settings, route=route, schedule=schedule,
                            tx_mode=settings.run.tx_mode)
