@@ -13,6 +13,8 @@ import argparse
 import logging
 import sys
 import time
+from contextlib import ExitStack
+from typing import IO
 
 from ecu_sim.cli import common
 from ecu_sim.errors import ConfigError
@@ -34,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="FILE.csv",
                         help="write t_s,speed_kph,app_pct,grade_pct,distance_m, one row per tick "
                              "('-' for stdout)")
+    parser.add_argument("--state-hash", metavar="FILE",
+                        help="write 'tick hash' of the ECU's full-precision state, one line per tick, "
+                             "to compare machines bit for bit")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,14 +51,13 @@ def run(args: argparse.Namespace) -> int:
     # The in-process link: bit-identical to python-can's virtual bus (which the tests use), and
     # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).
     link: simulation.Link = "direct"
-    if args.out in (None, "-"):
-        result = simulation.run(settings, driver, sys.stdout if args.out == "-" else None, link=link)
-    else:
+    with ExitStack() as files:
+        out = sys.stdout if args.out == "-" else None if args.out is None else _open(files, args.out)
+        hashes = None if args.state_hash is None else _open(files, args.state_hash)
         try:
-            with open(args.out, "w", encoding="ascii", buffering=1 << 16) as out:
-                result = simulation.run(settings, driver, out, link=link)
-        except OSError as exc:
-            raise ConfigError(f"cannot write {args.out}: {exc.strerror}") from None
+            result = simulation.run(settings, driver, out, link=link, hashes=hashes)
+        except OSError as exc:  # a full disk while writing
+            raise ConfigError(f"cannot write the output: {exc.strerror}") from None
     elapsed = time.perf_counter() - started
     ticks = result.loop.stats.ticks
     state = result.ecu.state
@@ -62,3 +66,10 @@ def run(args: argparse.Namespace) -> int:
     log.info("simulated %.1f s in %.2f s (%d ticks, %.0f ticks/s): final speed %.2f km/h, distance %.0f m",
              simulated, elapsed, ticks, rate, state.speed_kph, state.distance_m)
     return 0
+
+
+def _open(files: ExitStack, path: str) -> IO[str]:
+    try:
+        return files.enter_context(open(path, "w", encoding="ascii", buffering=1 << 16))
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None

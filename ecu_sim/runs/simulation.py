@@ -27,7 +27,7 @@ from ecu_sim.bus.inprocess import InProcessLink, new_frame
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
 from ecu_sim.codec.profile import Profile
-from ecu_sim.io.trace import CsvTrace
+from ecu_sim.io.trace import CsvTrace, StateHashTrace
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.pedal import ConstantPedal
@@ -57,7 +57,8 @@ class Simulation:
     """An ECU and its driver on a private bus of one virtual clock; closing it closes the bus."""
 
     def __init__(self, settings: Settings, driver: Driver, profile: Profile | None = None,
-                 link: Link = "virtual", out: IO[str] | None = None) -> None:
+                 link: Link = "virtual", out: IO[str] | None = None,
+                 hashes: IO[str] | None = None) -> None:
         if profile is None:
             settings, profile = prepare(settings)
         clock = VirtualClock()
@@ -85,6 +86,8 @@ class Simulation:
             self._stack = self._stack.pop_all()
         self.settings = settings
         observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
+        if hashes is not None:
+            observers.append(StateHashTrace(hashes, self.ecu))
         self.loop = TickLoop(clock, settings.run.resolved_period_s, nodes, observers)
 
     @staticmethod
@@ -112,8 +115,8 @@ class Simulation:
 
 
 def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
-        link: Link = "virtual") -> Simulation:
+        link: Link = "virtual", hashes: IO[str] | None = None) -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""
-    with Simulation(settings, driver, link=link, out=out) as simulation:
+    with Simulation(settings, driver, link=link, out=out, hashes=hashes) as simulation:
         simulation.run()
     return simulation
