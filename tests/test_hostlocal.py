@@ -90,6 +90,7 @@ def test_the_first_line_names_the_group_and_port_and_that_the_bus_stays_on_this_
     assert f"ECU on udp_multicast group {udp.group} port {udp.port} (this host only)" in first
 
 
+@pytest.mark.slow
 def test_the_default_bus_opens_on_a_machine_without_a_network(
         start: Callable[..., Node], two_machines: tuple[list[str], list[str]]) -> None:
     a, _ = two_machines
