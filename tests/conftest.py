@@ -25,12 +25,16 @@ from pathlib import Path
 
 import can
 import pytest
+from hypothesis import settings
 
 from ecu_sim import cli
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 from ecu_sim.runtime.clock import VirtualClock
 
 REPO = Path(__file__).resolve().parent.parent
+#: ``--hypothesis-profile emulated`` (scripts/arm-test): no time limit per example, because qemu's
+#: user-mode emulation runs the same code many times slower
+settings.register_profile("emulated", deadline=None)
 #: how long a test waits for a process before it calls it hung: never the rule being checked
 HANG_S = 120.0
 #: environment that would reach into a run from outside the test: python-can's and ecu-sim's own

@@ -16,6 +16,7 @@ Nodes of both kinds on one host: a LAN node hears the host-local ones, not the o
 
 from __future__ import annotations
 
+import errno
 import inspect
 import logging
 import socket
@@ -52,6 +53,21 @@ def describe(interface: object, channel: object, bus_kwargs: dict[str, Any]) -> 
     return f"udp_multicast group {channel} port {port} ({reach})"
 
 
+def _only_joined_groups(sock: socket.socket, level: int, option: int) -> None:
+    """Deliver only the group memberships this socket made, on the interface it made them on.
+
+    Without it (qemu's user-mode emulation does not pass the option on), a datagram from another
+    machine still never reaches the socket unless another socket on this host joined the group
+    on that machine's network (a node with ``hop_limit=1``): only then does the kernel accept it.
+    """
+    try:
+        sock.setsockopt(level, option, 0)
+    except OSError as exc:
+        if exc.errno != errno.ENOPROTOOPT:
+            raise
+        log.debug("multicast-all cannot be turned off here (%s); relying on the loopback membership", exc)
+
+
 class _LoopbackSocket(GeneralPurposeUdpMulticastBus):
     """python-can's socket handling with a socket that only loopback reaches."""
 
@@ -67,14 +83,14 @@ class _LoopbackSocket(GeneralPurposeUdpMulticastBus):
                 loopback = socket.inet_aton("127.0.0.1")
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, struct.pack("@I", 0))
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, loopback)
-                sock.setsockopt(socket.IPPROTO_IP, _IP_MULTICAST_ALL, 0)
+                _only_joined_groups(sock, socket.IPPROTO_IP, _IP_MULTICAST_ALL)
                 sock.bind(("", self.port))
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, group + loopback)
             else:
                 index = struct.pack("@I", socket.if_nametoindex("lo"))
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, struct.pack("@i", 0))
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
-                sock.setsockopt(socket.IPPROTO_IPV6, _IPV6_MULTICAST_ALL, 0)
+                _only_joined_groups(sock, socket.IPPROTO_IPV6, _IPV6_MULTICAST_ALL)
                 sock.bind(("", self.port))
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, group + index)
         except OSError as exc:
