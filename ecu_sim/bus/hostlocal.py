@@ -4,11 +4,10 @@ python-can's udp_multicast sends with a hop limit of one and joins its group on 
 the default route, so two rigs on one office network close each other's loops, and any host on
 the LAN can put frames into a rig. It has no option to stay on the host, so this thin subclass
 replaces only the socket set-up (everything else, the frame format, the receive path and the
-timestamps, is python-can's): the socket sends with a hop limit of zero through the loopback
-interface, joins the group on loopback alone, and accepts only the groups it joined itself
-(IP_MULTICAST_ALL off), so a datagram from another machine, which never arrives on loopback, is
-not delivered to it. It also opens on a machine without a network (a board whose cable is out at
-boot), where joining on the default route fails.
+timestamps, is python-can's): the socket is bound to the loopback device, sends with a hop limit
+of zero and joins the group there alone, so a datagram from another machine, which never
+arrives on loopback, is not delivered to it. It also opens on a machine without a network (a
+board whose cable is out at boot), where joining on the default route fails.
 
 ``--bus-kwargs hop_limit=1`` (or more) asks for python-can's own bus, which spans the LAN.
 Nodes of both kinds on one host: a LAN node hears the host-local ones, not the other way round.
@@ -53,46 +52,53 @@ def describe(interface: object, channel: object, bus_kwargs: dict[str, Any]) -> 
     return f"udp_multicast group {channel} port {port} ({reach})"
 
 
-def _only_joined_groups(sock: socket.socket, level: int, option: int) -> None:
-    """Deliver only the group memberships this socket made, on the interface it made them on.
-
-    Without it (qemu's user-mode emulation does not pass the option on), a datagram from another
-    machine still never reaches the socket unless another socket on this host joined the group
-    on that machine's network (a node with ``hop_limit=1``): only then does the kernel accept it.
-    """
+def _optional(sock: socket.socket, level: int, option: int, value: int | bytes) -> bool:
+    """Set an option that a kernel or an emulator may not know; False when it does not."""
     try:
-        sock.setsockopt(level, option, 0)
+        sock.setsockopt(level, option, value)
     except OSError as exc:
-        if exc.errno != errno.ENOPROTOOPT:
+        if exc.errno not in (errno.ENOPROTOOPT, errno.EINVAL, errno.EPERM):
             raise
-        log.debug("multicast-all cannot be turned off here (%s); relying on the loopback membership", exc)
+        log.debug("socket option %d/%d not available here: %s", level, option, exc)
+        return False
+    return True
 
 
 class _LoopbackSocket(GeneralPurposeUdpMulticastBus):
-    """python-can's socket handling with a socket that only loopback reaches."""
+    """python-can's socket handling with a socket that only loopback reaches.
+
+    Bound to the loopback device (SO_BINDTODEVICE), the socket sends and hears there only. The
+    multicast interface and "only the groups joined here" say the same once more, for kernels
+    before 5.7, which refuse the binding to an unprivileged process; qemu's user-mode emulation
+    knows the binding but neither of the other two. Without any of them the socket is not opened.
+    """
 
     def _create_socket(self, address_family: socket.AddressFamily) -> socket.socket:
         sock = socket.socket(address_family, socket.SOCK_DGRAM)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            self.timestamp_nanosecond = True
+            # as python-can does: without nanosecond stamps it asks the kernel for microseconds
+            self.timestamp_nanosecond = _optional(sock, socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            bound = _optional(sock, socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
             group = socket.inet_pton(address_family, self.group)
             if address_family == socket.AF_INET:
                 loopback = socket.inet_aton("127.0.0.1")
                 sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, struct.pack("@I", 0))
-                sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, loopback)
-                _only_joined_groups(sock, socket.IPPROTO_IP, _IP_MULTICAST_ALL)
-                sock.bind(("", self.port))
-                sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, group + loopback)
+                pinned = _optional(sock, socket.IPPROTO_IP, socket.IP_MULTICAST_IF, loopback)
+                pinned = _optional(sock, socket.IPPROTO_IP, _IP_MULTICAST_ALL, 0) and pinned
+                membership = (socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, group + loopback)
             else:
                 index = struct.pack("@I", socket.if_nametoindex("lo"))
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, struct.pack("@i", 0))
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
-                _only_joined_groups(sock, socket.IPPROTO_IPV6, _IPV6_MULTICAST_ALL)
-                sock.bind(("", self.port))
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, group + index)
+                pinned = _optional(sock, socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
+                pinned = _optional(sock, socket.IPPROTO_IPV6, _IPV6_MULTICAST_ALL, 0) and pinned
+                membership = (socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, group + index)
+            if not (bound or pinned):
+                raise OSError(errno.ENOPROTOOPT, "this system can bind the socket neither to the loopback "
+                              "device nor its multicast to loopback")
+            sock.bind(("", self.port))
+            sock.setsockopt(*membership)
         except OSError as exc:
             sock.close()
             raise can.CanInitializationError(f"could not open the host-local multicast socket: {exc}") \
