@@ -51,9 +51,10 @@ class Stop:
 
 
 def _udp_bus(port: int, **kwargs: Any) -> Any:
-    import can
+    """The nodes' default bus: udp_multicast kept on this host, as ecu-sim opens it."""
+    from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 
-    return can.Bus(interface="udp_multicast", channel=GROUP, port=port, **kwargs)
+    return HostLocalUdpMulticastBus(channel=GROUP, port=port, **kwargs)
 
 
 # -- receiver ---------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from typing import IO, Any
 
 from bench import analysis
 from bench.actors import GROUP, PERIODIC_ID
+from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 
 REPO = Path(__file__).resolve().parent.parent
 PERIOD_S = 0.1
@@ -277,8 +278,6 @@ class Bench:
     # -- start-up -----------------------------------------------------------------------------------
 
     def startup(self) -> None:
-        import can
-
         port = self.port()
         runs: dict[str, list[float]] = {"ecu-sim": [], "ecu-sim ccm": []}
         bare: list[float] = []
@@ -288,7 +287,7 @@ class Bench:
             bare.append(time.perf_counter() - t0)
         # one warm-up start writes the bytecode cache, as an installation would have
         subprocess.run([*ecu_sim_command(), "--help"], env=child_env(), capture_output=True, check=True)
-        listener = can.Bus(interface="udp_multicast", channel=GROUP, port=port)
+        listener = HostLocalUdpMulticastBus(channel=GROUP, port=port)
         try:
             with Processes(self.logs, "startup") as procs:
                 for i in range(self.o.startup_runs):

@@ -87,10 +87,10 @@ done
 [ -n "$units" ] || die "cannot find the unit files (systemd/ecu-sim@.service next to deploy/)"
 [ -f "$here/ecu-sim.ini" ] || die "cannot find the default configuration $here/ecu-sim.ini"
 
-# ---- Debian packages (apt-get update first, only when one is missing): python3-venv (venv + Debian's pip wheel), python3-systemd (journal, sd_notify)
+# ---- Debian packages (apt-get update first, only when one is missing): python3-venv (venv + Debian's pip wheel), python3-systemd (journal, sd_notify), python3-msgpack (python-can's udp_multicast; msgpack has no armv7l wheel and a board has no C compiler)
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=""
-for pkg in python3-venv python3-systemd iproute2; do
+for pkg in python3-venv python3-systemd python3-msgpack iproute2; do
     have_pkg "$pkg" || missing="$missing $pkg"
 done
 if [ -n "$missing" ]; then

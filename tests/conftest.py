@@ -19,17 +19,22 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import can
 import pytest
+from hypothesis import settings
 
 from ecu_sim import cli
+from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 from ecu_sim.runtime.clock import VirtualClock
 
 REPO = Path(__file__).resolve().parent.parent
+#: ``--hypothesis-profile emulated`` (scripts/arm-test): no time limit per example, because qemu's
+#: user-mode emulation runs the same code many times slower
+settings.register_profile("emulated", deadline=None)
 #: how long a test waits for a process before it calls it hung: never the rule being checked
 HANG_S = 120.0
 #: environment that would reach into a run from outside the test: python-can's and ecu-sim's own
@@ -140,7 +145,8 @@ class Udp:
         return ["-i", "udp_multicast", "-c", self.group, "--bus-kwargs", f"port={self.port}"]
 
     def bus(self) -> can.BusABC:
-        return can.Bus(interface="udp_multicast", channel=self.group, port=self.port)
+        """The processes' kind of bus: udp_multicast kept on this host, as ecu-sim opens it."""
+        return HostLocalUdpMulticastBus(channel=self.group, port=self.port)
 
 
 def private_udp() -> Udp:
@@ -179,8 +185,9 @@ class Node:
     wait for a log line: an event the process reports, never a guess of how long it takes.
     """
 
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(ecu_sim_command(*args), stdin=subprocess.DEVNULL,
+    def __init__(self, *args: str, inside: Sequence[str] = ()) -> None:
+        """``inside``: a command the process runs under, e.g. ``ip netns exec NAME``."""
+        self.process = subprocess.Popen([*inside, *ecu_sim_command(*args)], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                         env=clean_env())
         self._lines: list[str] = []
@@ -245,8 +252,8 @@ def start() -> Iterator[Callable[..., Node]]:
     """``start(*args)`` starts ``ecu-sim ARGS``; whatever is still running at the end is killed."""
     nodes: list[Node] = []
 
-    def launch(*args: str) -> Node:
-        nodes.append(Node(*args))
+    def launch(*args: str, inside: Sequence[str] = ()) -> Node:
+        nodes.append(Node(*args, inside=inside))
         return nodes[-1]
 
     try:
@@ -272,6 +279,8 @@ class Summary:
     other: int
     overruns: int
     echo: int
+    #: frames of another node with our identifier
+    foreign: int
     tx_errors: int
     tx_dropped: int
     faults: dict[str, int]
@@ -311,7 +320,8 @@ def summary_of(log: str) -> Summary:
         return int(found[1]) if found else 0
 
     return Summary(int(ticks), int(late), int(skipped), int(rx), int(tx), invalid, int(other or 0),
-                   int(overruns or 0), counter("echo"), counter("tx_errors"), counter("tx_dropped"), faults,
+                   int(overruns or 0), counter("echo"), counter("foreign"), counter("tx_errors"),
+                   counter("tx_dropped"), faults,
                    lines[-1])
 
 

@@ -160,3 +160,17 @@ def test_a_config_key_whose_option_a_command_lacks_is_accepted_by_it(cli_main: C
     assert cli_main("ccm", "--help", "--config", str(ini)).status == 0
     result = cli_main("simulate", "--duration", "1", "--config", str(ini))
     assert result.status == 0, result.err
+
+
+def test_simulate_writes_one_full_precision_state_hash_per_tick(cli_main: Cli, tmp_path: Path) -> None:
+    """A nanometre per second at the start is below the CSV's decimals, not below the hash."""
+    runs = []
+    for name, speed in (("a", "80"), ("b", "80"), ("c", "80.000000001")):
+        path = tmp_path / name
+        result = cli_main("simulate", "--duration", "5", "--no-ccm", "--initial-speed", speed,
+                          "--state-hash", str(path))
+        assert result.status == 0, result.err
+        runs.append(path.read_text(encoding="ascii").splitlines())
+    assert [line.split()[0] for line in runs[0]] == [str(tick) for tick in range(50)]
+    assert runs[0] == runs[1], "the same run gives the same bits"
+    assert runs[0][-1] != runs[2][-1], "a state that differs in any bit gives another hash"

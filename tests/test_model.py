@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import math
 import random
+from pathlib import Path
 
 import pytest
 
+import ecu_sim
 from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.params import TruckParams
 
@@ -281,3 +284,50 @@ def test_negative_b_is_accepted_only_while_road_load_stays_non_negative() -> Non
     problems = TruckParams(road_load_b_n_per_kph=1.01 * limit).problems()
     assert len(problems) == 1
     assert "negative" in problems[0]
+
+
+# -- the same bits on every processor --------------------------------------------------------------
+
+#: modules whose code runs every tick of a simulation or a real run (model, route, controller, codec,
+#: faults, nodes, loop)
+PER_TICK = ("vehicle/model.py", "vehicle/route.py", "control/pi.py", "codec/role.py", "faults/injector.py",
+            "nodes/input.py", "nodes/ecu.py", "nodes/ccm.py", "nodes/pedal.py", "runtime/loop.py",
+            "runtime/clock.py", "runtime/held.py", "runtime/ticks.py")
+#: functions libm computes to within an ulp or so, differently on another processor or libm
+TRANSCENDENTAL = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+                  "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "erf",
+                  "erfc", "gamma", "lgamma", "cbrt", "hypot", "dist"}
+
+
+def transcendental_uses(source: str) -> list[str]:
+    """``math.sin(...)``, ``from math import sin``, ``x ** y`` (a float power is libm's pow)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in ("math", "cmath", "numpy", "np") and node.attr in TRANSCENDENTAL):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("math", "cmath", "numpy"):
+            found.extend(f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names
+                         if a.name in TRANSCENDENTAL or a.name == "*")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not all(
+                isinstance(side, ast.Constant) and isinstance(side.value, int)
+                for side in (node.left, node.right)):
+            found.append(f"line {node.lineno}: ** (on floats, libm's pow)")
+    return found
+
+
+@pytest.mark.parametrize("module", PER_TICK)
+def test_per_tick_code_uses_only_correctly_rounded_arithmetic(module: str) -> None:
+    source = (Path(ecu_sim.__file__).parent / module).read_text(encoding="utf-8")
+    assert transcendental_uses(source) == [], f"{module}: libm results differ between processors"
+
+
+@pytest.mark.parametrize("call", ["math.atan(x)", "math.sin(x)", "x ** 0.5", "x ** 2", "math.exp(-x)"])
+def test_the_check_finds_a_transcendental_call(call: str) -> None:
+    assert transcendental_uses(f"import math\ndef step(x):\n    return {call}\n")
+
+
+def test_the_grade_force_is_m_g_sin_atan_grade_within_rounding() -> None:
+    for grade_pct in (-9.78, -9.58, -6.89, -5.48, 0.0, 5.48, 6.89, 9.58, 9.78):
+        expected = P.mass_kg * P.gravity_mps2 * math.sin(math.atan(grade_pct / 100.0))
+        assert TRUCK.grade_force_n(grade_pct) == pytest.approx(expected, rel=1e-15, abs=1e-12)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 from collections.abc import Iterator
 
 import can
@@ -10,11 +11,12 @@ import pytest
 
 from ecu_sim.bus import port as bus
 from ecu_sim.bus.listener import Direction
+from ecu_sim.bus.own import EPISODE_QUIET_S, OwnFrames
 from ecu_sim.bus.state import ControllerState
 from ecu_sim.errors import BusUnavailableError
 
 
-def test_port_drops_frames_carrying_its_own_identifier() -> None:
+def test_port_keeps_frames_carrying_its_own_identifier_from_the_node() -> None:
     a = can.Bus(interface="virtual", channel="test-port-echo", receive_own_messages=False)
     b = can.Bus(interface="virtual", channel="test-port-echo", receive_own_messages=False)
     port = bus.Port(b, own_ids=[0x18FEF125])
@@ -23,10 +25,67 @@ def test_port_drops_frames_carrying_its_own_identifier() -> None:
         a.send(can.Message(arbitration_id=0x18F00326, data=b"\xff" * 8))
         received = port.recv(0.1)
         assert received is not None and received.arbitration_id == 0x18F00326
-        assert (port.counters.echo, port.counters.rx) == (1, 1)
+        assert port.counters.rx == 1
     finally:
         a.shutdown()
         b.shutdown()
+
+
+@pytest.fixture
+def looped() -> Iterator[tuple[can.BusABC, bus.Port]]:
+    """A port on a bus that hands its frames back (as udp_multicast does), and another node's bus."""
+    other = can.Bus(interface="virtual", channel="test-port-own", receive_own_messages=False)
+    port = bus.Port(can.Bus(interface="virtual", channel="test-port-own", receive_own_messages=True),
+                    own_ids=[0x18FEF125], monotonic=FakeTime())
+    with port:
+        yield other, port
+    other.shutdown()
+
+
+def own_frame(data: bytes) -> can.Message:
+    return can.Message(arbitration_id=0x18FEF125, data=data)
+
+
+def test_our_frame_heard_back_is_counted_as_an_echo(looped: tuple[can.BusABC, bus.Port]) -> None:
+    _, port = looped
+    port.send(own_frame(b"\x01\x02"))
+    assert port.recv(0.1) is None
+    assert (port.counters.echo, port.counters.foreign) == (1, 0)
+
+
+def test_another_sender_of_our_identifier_is_counted_as_foreign(looped: tuple[can.BusABC, bus.Port]) -> None:
+    other, port = looped
+    port.send(own_frame(b"\x01\x02"))
+    other.send(own_frame(b"\x07\x07"))
+    assert port.recv(0.1) is None
+    assert (port.counters.echo, port.counters.foreign) == (1, 1)
+
+
+def test_an_old_payload_of_ours_after_a_newer_echo_is_foreign(looped: tuple[can.BusABC, bus.Port]) -> None:
+    other, port = looped
+    port.send(own_frame(b"\x01"))
+    port.send(own_frame(b"\x02"))
+    port.recv(0.1)
+    other.send(own_frame(b"\x01"))
+    port.recv(0.1)
+    assert (port.counters.echo, port.counters.foreign) == (2, 1)
+
+
+def test_the_kernel_repeating_our_newest_payload_is_still_our_echo() -> None:
+    own = OwnFrames([0x18FEF125])
+    own.sent(own_frame(b"\x05"))
+    assert [own.is_echo(own_frame(b"\x05")) for _ in range(3)] == [True, True, True]
+
+
+def test_foreign_frames_are_warned_about_once_per_episode(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeTime()
+    own = OwnFrames([0x18FEF125], monotonic=clock)
+    for step in (0.0, 1.0, 1.0, EPISODE_QUIET_S, 1.0):
+        clock.now += step
+        own.is_echo(own_frame(b"\xab\xcd"))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert (own.foreign, own.episodes, len(warnings)) == (5, 2, 2)
+    assert "18FEF125" in warnings[0] and "AB CD" in warnings[0]
 
 
 class FailingBus(can.BusABC):
@@ -174,9 +233,10 @@ def test_state_text_shows_the_counters_that_are_not_zero(error_bus: tuple[can.Bu
     assert port.state_text() == "bus up"
     sender.send(can.Message(arbitration_id=0x18FEF125, data=b"\xff" * 8))
     assert port.recv(0.1) is None
-    assert port.state_text() == "bus up | echo 1"
-    port.counters.tx_errors, port.counters.tx_dropped, port.counters.reconnects = 2, 3, 1
-    assert port.state_text() == "bus up | echo 1 tx_errors 2 tx_dropped 3 reconnects 1"
+    assert port.state_text() == "bus up | foreign 1"
+    counters = port.counters
+    counters.echo, counters.tx_errors, counters.tx_dropped, counters.reconnects = 4, 2, 3, 1
+    assert port.state_text() == "bus up | echo 4 foreign 1 tx_errors 2 tx_dropped 3 reconnects 1"
 
 
 def test_a_full_transmit_queue_shows_as_tx_errors() -> None:
@@ -231,11 +291,12 @@ def test_a_listener_hears_received_frames_as_received(pair: tuple[can.BusABC, bu
     assert heard.frames == [(0x18F00326, Direction.RECEIVED)]
 
 
-def test_a_listener_hears_our_own_identifier_as_an_echo(pair: tuple[can.BusABC, bus.Port, Heard]) -> None:
+def test_a_listener_hears_another_sender_of_our_identifier_as_foreign(
+        pair: tuple[can.BusABC, bus.Port, Heard]) -> None:
     other, port, heard = pair
     other.send(can.Message(arbitration_id=0x18FEF125, data=b"\x01"))
     assert port.recv(0.1) is None
-    assert heard.frames == [(0x18FEF125, Direction.ECHO)]
+    assert heard.frames == [(0x18FEF125, Direction.FOREIGN)]
 
 
 def test_a_listener_hears_what_the_port_sent_as_sent(pair: tuple[can.BusABC, bus.Port, Heard]) -> None:

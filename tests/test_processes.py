@@ -38,3 +38,15 @@ def test_sigterm_stops_a_running_node_with_status_0_and_a_summary(start: Callabl
     assert ecu.log.splitlines()[-1] == summary_of(ecu.log).line
     assert summary_of(ecu.log).ticks >= 10
 
+
+
+def test_two_ecus_sending_one_identifier_each_report_the_other(start: Callable[..., Node], udp: Udp) -> None:
+    """Both send the same speed identifier: each hears the other's frames as foreign, not as its echo."""
+    first = start(*udp.args())
+    first.wait_for(ECU_STATUS)
+    second = start(*udp.args(), "--duration", "2")
+    assert second.wait() == 0, second.log
+    first.wait_for(r"another node sends our identifier [0-9A-F]{8} \(payload ([0-9A-F]{2} ?)+\)")
+    assert first.stop() == 0, first.log
+    assert "another node sends our identifier" in second.log
+    assert summary_of(first.log).foreign > 0 and summary_of(second.log).foreign > 0

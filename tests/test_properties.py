@@ -94,7 +94,7 @@ def expected(node: Ecu | Ccm, msg: can.Message) -> tuple[str, float | None]:
     if msg.is_error_frame:
         return "error_frame", None
     if msg.arbitration_id in node.port.own_ids:
-        return "echo", None
+        return "own_id", None  # our echo, or another sender of our identifier: never input
     message, signal = node.codec_in.message, node.codec_in.signal
     pgn = cantools.j1939.pgn_from_frame_id
     is_role = msg.is_extended_id and (
@@ -136,7 +136,7 @@ def counts(node: Ecu | Ccm) -> Counter[str]:
     c = Counter(node.invalid)
     c["other"] = node.other
     c["accepted"] = node.accepted
-    c["echo"] = node.port.counters.echo
+    c["own_id"] = node.port.counters.echo + node.port.counters.foreign
     c["error_frame"] = node.port.counters.error_frames.total()
     return +c
 
@@ -247,7 +247,7 @@ def test_traffic_of_other_messages_never_changes_the_ecus_output(data: st.DataOb
                 bench.send_value(float(app))
             for msg in data.draw(st.lists(frames_for(noisy), max_size=20)):
                 kind = expected(noisy.node, msg)[0]
-                if kind in ("other", "echo", "error_frame", "remote_frame", "fd_frame", "short_frame",
+                if kind in ("other", "own_id", "error_frame", "remote_frame", "fd_frame", "short_frame",
                             "wrong_dlc", "out_of_range"):  # the kinds that must change nothing
                     FED[kind] += 1
                     noisy.send_raw(msg)

@@ -3,6 +3,7 @@ scripts/setup-dev on a set-up tree says nothing at all (setup speaks only when i
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ def script(*args: str) -> subprocess.CompletedProcess[str]:
 def test_demo_help_prints_one_usage_and_exits_0() -> None:
     result = script("demo", "--help")
     assert result.returncode == 0
-    assert result.stdout.startswith("usage: scripts/demo [SECONDS]") and result.stdout.count("\n") == 1
+    assert result.stdout.startswith("usage: scripts/demo [") and result.stdout.count("\n") == 1
     assert result.stderr == ""
 
 
@@ -40,7 +41,9 @@ def test_setup_dev_on_a_set_up_tree_prints_nothing() -> None:
 def test_demo_says_what_it_does_in_one_line_then_shows_both_nodes_status() -> None:
     result = script("demo", "2")
     assert result.returncode == 0, result.stderr
-    assert result.stderr.splitlines() == ["demo: ECU and CCM for 2 s on udp_multicast (Ctrl-C ends it)"]
+    (line,) = result.stderr.splitlines()
+    assert re.fullmatch(r"demo: ECU and CCM for 2 s on udp_multicast group \S+ port \d+ "
+                        r"\(this host only; Ctrl-C ends it\)", line), line
     lines = result.stdout.splitlines()
     assert not any("warning" in line.lower() and "ecu_sim" not in line for line in lines), lines
     assert any(line.startswith("[ecu] ") and "stopped after" in line for line in lines)

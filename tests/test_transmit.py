@@ -283,10 +283,19 @@ def test_echoes_of_other_identifiers_do_not_move_the_phase(
     assert sender.lock.error_s is None
 
 
+def test_another_node_sending_our_identifier_does_not_move_the_phase(
+        kernel: tuple[KernelTransmitter, FakeSocketcanBus, list[float]], fake_time: FakeTime) -> None:
+    sender, bus, deadline = kernel
+    sender.send(0, deadline[0], b"\x01" * 8)
+    hear(bus, sender, FRAME_ID, sent_at=100.06, fake_time=fake_time, data=b"\x55" * 8)
+    assert sender.lock.error_s is None
+    assert sender._port.counters.foreign == 1
+
+
 def hear(bus: FakeSocketcanBus, sender: KernelTransmitter, frame_id: int, sent_at: float,
-         fake_time: FakeTime) -> None:
+         fake_time: FakeTime, data: bytes = b"\x01" * 8) -> None:
     """The kernel loops a frame sent at monotonic ``sent_at`` back to the port, stamped in wall time."""
-    bus.incoming.append(can.Message(arbitration_id=frame_id, data=b"\x01" * 8,
+    bus.incoming.append(can.Message(arbitration_id=frame_id, data=data,
                                     timestamp=sent_at + WALL_OFFSET))
     assert sender._port.recv(0.0) is None, "an echo is never handed to the node"
 

@@ -1,10 +1,11 @@
 """One protocol for everything that watches the frames passing a port.
 
 In the manner of python-can's ``Listener``, but each frame comes with what python-can's
-``is_rx`` cannot tell: whether the node received it, heard its own identifier back, sent it, or
-handed it to a bus that did not take it. SocketCAN marks the looped-back echo of our own frames
-as sent, and a frame handed to a bus that is down never reaches the wire; a recording, a phase
-lock or a benchmark needs to know which is which.
+``is_rx`` cannot tell: whether the node received it, heard its own frame back, heard another
+node use its identifier, sent it, or handed it to a bus that did not take it. SocketCAN marks
+every frame made on this host as sent (the broadcast manager's and ``cansend``'s alike), and a
+frame handed to a bus that is down never reaches the wire; a recording, a phase lock or a
+benchmark needs to know which is which.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import can
 class Direction(enum.Enum):
     #: a frame of another node, or an error frame
     RECEIVED = "received"
-    #: a received frame carrying an identifier this node sends: our echo (or a node using our address)
+    #: a received frame that is our own, heard back (same identifier and payload as one we sent)
     ECHO = "echo"
+    #: a received frame of another node carrying an identifier this node sends (an address conflict)
+    FOREIGN = "foreign"
     #: a frame of this node that the bus accepted
     SENT = "sent"
     #: a frame of this node that never reached the bus (bus down, send error)

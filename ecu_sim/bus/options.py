@@ -18,6 +18,7 @@ import can
 import can.cli
 from can.interfaces.udp_multicast import UdpMulticastBus
 
+from ecu_sim.bus import hostlocal
 from ecu_sim.errors import (
     BusUnavailableError,
     BusUnreachableError,
@@ -130,11 +131,19 @@ def _config_value(key: str, value: str) -> Any:
 
 
 def open_bus(options: argparse.Namespace) -> can.BusABC:
-    """Open the bus, turning python-can's failures into a message a person can act on."""
-    if getattr(options, "interface", None) == "socketcand":
-        _reach_socketcand(getattr(options, "bus_kwargs", None) or {})
+    """Open the bus, turning python-can's failures into a message a person can act on.
+
+    udp_multicast stays on this machine unless a hop limit above zero asks for the LAN
+    (:mod:`ecu_sim.bus.hostlocal`).
+    """
+    interface, bus_kwargs = getattr(options, "interface", None), getattr(options, "bus_kwargs", {})
+    if interface == "socketcand":
+        _reach_socketcand(bus_kwargs or {})
     try:
-        bus = can.cli.create_bus_from_namespace(options)
+        if hostlocal.is_host_local(interface, bus_kwargs):
+            bus = hostlocal.open_host_local(vars(options), bus_kwargs)
+        else:
+            bus = can.cli.create_bus_from_namespace(options)
     except argparse.ArgumentError as exc:
         raise _unavailable(options, exc.__cause__ or exc) from exc
     except Exception as exc:  # python-can backends raise many types; all mean "no bus"
@@ -143,6 +152,8 @@ def open_bus(options: argparse.Namespace) -> can.BusABC:
         # A raw socket binds to a down interface without complaint and fails only when sending.
         bus.shutdown()
         raise _unavailable(options, OSError(errno.ENETDOWN, "interface is down"))
+    if interface == "udp_multicast" and not hostlocal.is_host_local(interface, bus_kwargs):
+        hostlocal.announce_lan(getattr(options, "channel", None), bus_kwargs)
     return bus
 
 

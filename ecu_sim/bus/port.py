@@ -1,8 +1,9 @@
 """A node's view of the bus: own echoes told apart, failures counted rather than fatal.
 
 udp_multicast (and some adapters) hand a process its own frames back. A frame carrying an
-identifier this node transmits is either that echo or another node using our address; it is
-kept from the node either way and counted, never decoded as input.
+identifier this node transmits is either that echo or another node using our address
+(:mod:`ecu_sim.bus.own` tells which); it is kept from the node either way and counted, never
+decoded as input.
 
 Given ``reopen``, a lost bus (interface down, deleted, adapter unplugged) does not end the run:
 the port closes it, retries with exponential backoff while the loop keeps ticking, and reports
@@ -22,6 +23,7 @@ from types import TracebackType
 import can
 
 from ecu_sim.bus.listener import Direction, PortListener
+from ecu_sim.bus.own import OwnFrames
 from ecu_sim.bus.state import ControllerState, error_classes, state_from_error_frame
 from ecu_sim.errors import BusUnavailableError, ConfigError, errno_of
 
@@ -40,6 +42,8 @@ class PortCounters:
     rx: int = 0
     tx: int = 0
     echo: int = 0
+    #: frames of another node carrying our identifier (OwnFrames.foreign, shown here)
+    foreign: int = 0
     tx_errors: int = 0
     #: frames a tick wanted to send while the bus was down (dropped, never sent late)
     tx_dropped: int = 0
@@ -49,8 +53,8 @@ class PortCounters:
     def text(self) -> str:
         """The problem counters that are not zero, e.g. ``echo 12 tx_dropped 3``."""
         return " ".join(f"{name} {value}" for name, value in (
-            ("echo", self.echo), ("tx_errors", self.tx_errors), ("tx_dropped", self.tx_dropped),
-            ("reconnects", self.reconnects)) if value)
+            ("echo", self.echo), ("foreign", self.foreign), ("tx_errors", self.tx_errors),
+            ("tx_dropped", self.tx_dropped), ("reconnects", self.reconnects)) if value)
 
 
 class Port:
@@ -60,7 +64,8 @@ class Port:
                  reopen: Callable[[], can.BusABC] | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bus: can.BusABC | None = bus
-        self.own_ids = frozenset(own_ids)
+        self.own = OwnFrames(own_ids, monotonic)
+        self.own_ids = self.own.ids
         self.counters = PortCounters()
         #: the controller's state as last reported by an error frame (assumed error-active until then)
         self.controller_state = ControllerState.ERROR_ACTIVE
@@ -92,8 +97,9 @@ class Port:
         """E.g. ``bus up``, ``bus up, error-passive | echo 40 tx_errors 2 | errors controller 1``.
 
         The controller state is shown unless error-active (the normal state); the counters only
-        when not zero: echo (own frames heard back), tx_errors (failed sends, e.g. ENOBUFS),
-        tx_dropped (frames due while the bus was down), reconnects, and error frames by class.
+        when not zero: echo (own frames heard back), foreign (another node's frames with our
+        identifier), tx_errors (failed sends, e.g. ENOBUFS), tx_dropped (frames due while the bus
+        was down), reconnects, and error frames by class.
         """
         if self.bus is None:
             head = "bus down (reconnecting)"
@@ -122,7 +128,7 @@ class Port:
         if bus is None:
             self._wait_and_reconnect(timeout_s)
             return None
-        counters, own_ids, listeners = self.counters, self.own_ids, self._listeners
+        counters, own_ids, listeners, own = self.counters, self.own_ids, self._listeners, self.own
         for _ in range(SKIP_LIMIT):
             try:
                 msg = bus.recv(timeout_s)
@@ -135,8 +141,12 @@ class Port:
                 self._count_error_frame(msg)
                 direction = Direction.RECEIVED
             elif msg.arbitration_id in own_ids:
-                counters.echo += 1
-                direction = Direction.ECHO
+                if own.is_echo(msg):
+                    counters.echo += 1
+                    direction = Direction.ECHO
+                else:
+                    counters.foreign += 1
+                    direction = Direction.FOREIGN
             else:
                 counters.rx += 1
                 for listener in listeners:
@@ -158,12 +168,14 @@ class Port:
         except (can.CanOperationError, OSError) as exc:
             self.send_failed(msg, exc)
             return
+        self.own.remember((msg.arbitration_id, bytes(msg.data)))  # own.sent, one call less
         self.counters.tx += 1  # what sent() does, without a call: every tick of every node comes here
         for listener in self._listeners:
             listener.on_frame(msg, Direction.SENT)
 
     def sent(self, msg: can.Message) -> None:
         """``msg`` reached the bus (through ``send``, or a transmitter of its own on this port)."""
+        self.own.sent(msg)
         self.counters.tx += 1
         for listener in self._listeners:
             listener.on_frame(msg, Direction.SENT)

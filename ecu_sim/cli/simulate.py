@@ -13,12 +13,12 @@ import argparse
 import logging
 import sys
 import time
+from contextlib import ExitStack
 from typing import IO
 
 from ecu_sim.cli import common
 from ecu_sim.errors import CannotCreateError, ConfigError, OutputError
 from ecu_sim.runs import progress, simulation
-from ecu_sim.settings.model import Settings
 from ecu_sim.settings.sources import add_option
 
 log = logging.getLogger("ecu_sim")
@@ -43,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write t_s,speed_kph,app_pct,grade_pct,distance_m, one row per tick "
                              "('-' for stdout)")
     common.add_stream_option(parser)
+    parser.add_argument("--state-hash", metavar="FILE",
+                        help="write 'tick hash' of the ECU's full-precision state, one line per tick, "
+                             "to compare machines bit for bit")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,11 +59,16 @@ def run(args: argparse.Namespace) -> int:
     # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).
     link: simulation.Link = "direct"
     bar = sys.stderr if progress.wanted(args.progress, sys.stderr) else None
-    if args.out in (None, "-"):
-        result = simulation.run(settings, driver, sys.stdout if args.out == "-" else None, link=link,
-                                progress=bar)
-    else:
-        result = _to_file(args.out, settings, driver, link, bar)
+    paths = [p for p in (args.out, args.state_hash) if p not in (None, "-")]
+    try:
+        with ExitStack() as files:
+            out = sys.stdout if args.out == "-" else None if args.out is None else _create(files, args.out)
+            hashes = None if args.state_hash is None else _create(files, args.state_hash)
+            result = simulation.run(settings, driver, out, link=link, progress=bar, hashes=hashes)
+    except OSError as exc:  # a full disk while writing, or when the files are closed
+        raise OutputError(f"writing {' and '.join(paths) or 'the output'} failed: "
+                          f"{exc.strerror or exc}; what was written holds the rows up to the "
+                          "failure") from None
     elapsed = time.perf_counter() - started
     ticks = result.loop.stats.ticks
     state = result.ecu.state
@@ -73,16 +81,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _to_file(path: str, settings: Settings, driver: simulation.Driver, link: simulation.Link,
-             bar: IO[str] | None) -> simulation.Simulation:
-    """The simulation with its trace in ``path``: 73 when it cannot be created, 74 when writing fails."""
+def _create(files: ExitStack, path: str) -> IO[str]:
+    """``path`` opened for the run's rows, closed with ``files``; 73 when it cannot be created."""
     try:
-        out = open(path, "w", encoding="ascii", buffering=1 << 16)  # noqa: SIM115  # closed below
+        return files.enter_context(open(path, "w", encoding="ascii", buffering=1 << 16))
     except OSError as exc:
         raise CannotCreateError(f"cannot create {path}: {exc.strerror or exc}") from None
-    try:
-        with out:
-            return simulation.run(settings, driver, out, link=link, progress=bar)
-    except OSError as exc:
-        raise OutputError(f"writing {path} failed: {exc.strerror or exc}; it holds the rows up to "
-                          f"the failure") from None

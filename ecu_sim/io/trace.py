@@ -3,11 +3,15 @@
 A plain table with fixed decimals, so two runs can be compared with ``diff`` and any plotting
 tool reads it; the first row is tick 0 at t = 0. A vehicle with a driveline (``class6``) adds
 the columns only it has: elevation, gear, engine speed and brake demand; the testbed's table is
-unchanged.
+unchanged. ``simulate --state-hash FILE`` writes a hash of the same state at full precision
+instead, every bit of every float: a difference too small for the table's decimals (a processor
+or a libm that rounds one operation differently) shows there first, at the tick where it starts.
 """
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from typing import IO
 
 from ecu_sim.nodes.ecu import Ecu
@@ -36,3 +40,16 @@ class CsvTrace:
             row += (f",{vehicle.elevation_m or 0.0:.3f},{driveline.gear},{driveline.engine_rpm:.1f},"
                     f"{ecu.brake_demand_pct:.1f}")
         self._write(row + "\n")
+
+
+class StateHashTrace:
+    """A tick observer that writes ``tick hash`` of the ECU's speed, distance, APP and grade bits."""
+
+    def __init__(self, out: IO[str], ecu: Ecu) -> None:
+        self._write = out.write
+        self._ecu = ecu
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        ecu = self._ecu
+        state = struct.pack("<dddd", ecu.state.speed_mps, ecu.state.distance_m, ecu.app_pct, ecu.grade_pct)
+        self._write(f"{tick} {hashlib.blake2b(state, digest_size=8).hexdigest()}\n")

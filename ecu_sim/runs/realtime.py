@@ -18,6 +18,7 @@ from typing import Any
 import can
 
 from ecu_sim.bus import options as bus_options
+from ecu_sim.bus.hostlocal import describe
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
 from ecu_sim.cosim.plant import UdpPlant, parse_plant
@@ -72,8 +73,10 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         controls = None if open_controls is None else stack.enter_context(open_controls(settings))
         port = stack.enter_context(Port(_first_bus(options), own_ids=own_ids,
                                         reopen=lambda: bus_options.open_bus(options)))
-        log.info("%s on %s %s, profile %s (%s)", kind.name, options.interface,
-                 getattr(options, "channel", ""), profile.name, profile.dbc_path)
+        log.info("%s on %s, profile %s (%s)", kind.name,
+                 describe(options.interface, getattr(options, "channel", None),
+                          getattr(options, "bus_kwargs", {})),
+                 profile.name, profile.dbc_path)
         mcap = (settings.record.file or "").lower().endswith(MCAP_FORMAT)
         recorder: Recorder | McapRecorder | None = (
             None if mcap else _recorder(stack, kind, settings, profile, route, schedule,

@@ -36,7 +36,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.faults import injector
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import FaultSchedule
-from ecu_sim.io.trace import CsvTrace
+from ecu_sim.io.trace import CsvTrace, StateHashTrace
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
@@ -72,8 +72,10 @@ class Simulation:
 
     def __init__(self, settings: Settings, driver: Driver, profile: Profile | None = None,
                  link: Link = "virtual", out: IO[str] | None = None,
-                 progress: IO[str] | None = None, watch: Watch | None = None) -> None:
-        """``progress``: where to draw a progress bar (a terminal), None for none."""
+                 progress: IO[str] | None = None, watch: Watch | None = None,
+                 hashes: IO[str] | None = None) -> None:
+        """``progress``: where to draw a progress bar (a terminal), None for none; ``hashes``:
+        where to write the ECU's full-precision state hash per tick, None for nowhere."""
         if profile is None:
             settings, profile = prepare(settings)
         schedule = _fault_schedule(settings, profile)
@@ -119,6 +121,8 @@ class Simulation:
                 watched, profile, stats, period, lambda now: now))
             self._stack = self._stack.pop_all()
         self.settings = settings
+        if hashes is not None:
+            observers.append(StateHashTrace(hashes, self.ecu))
         if watch is not None:
             observers.extend(watch(self))
         self.progress = None if progress is None else Progress(self.ticks, self.period_s, progress)
@@ -164,8 +168,10 @@ def _fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | Non
 
 
 def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
-        link: Link = "virtual", progress: IO[str] | None = None, watch: Watch | None = None) -> Simulation:
+        link: Link = "virtual", progress: IO[str] | None = None, watch: Watch | None = None,
+        hashes: IO[str] | None = None) -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""
-    with Simulation(settings, driver, link=link, out=out, progress=progress, watch=watch) as simulation:
+    with Simulation(settings, driver, link=link, out=out, progress=progress, watch=watch,
+                    hashes=hashes) as simulation:
         simulation.run()
     return simulation

@@ -8,11 +8,16 @@ defaults follow the road-load method of SAE J1263/J2263 and 40 CFR 1066::
     J dv/dt = F_t - F_ss - F_g
     F_t  = min((APP/100) * P / v, mu * m * g)       tractive force, power-limited, traction-limited near 0
     F_ss = A + B v_kph + C v_kph^2                  road load, only against motion
-    F_g  = m g sin(atan(grade/100))                 positive uphill
+    F_g  = m g sin(atan(x)) = m g x / sqrt(1 + x^2)   x = grade/100, positive uphill
 
 Things the old testbed got wrong and this module must not repeat: the speed increment is in m/s and is
-added to a speed in m/s; ``atan`` already returns radians; inertia is counted once, through J; tractive
+added to a speed in m/s; the grade is a ratio, not an angle; inertia is counted once, through J; tractive
 force never divides by zero.
+
+Only operations IEEE 754 rounds correctly (+, -, *, /, sqrt) are used, never a transcendental
+function (sin, atan, exp, ...): libm implementations differ in the last bit between processors
+and library versions, and the model's result must be the same bits on an x86-64 PC, an ARMv7
+BeagleBone and an ARMv8 Raspberry Pi. tests/test_model.py checks that no such call creeps in.
 """
 
 from __future__ import annotations
@@ -76,7 +81,8 @@ class TruckModel:
         if grade_pct != self._grade_pct:
             if grade_pct != grade_pct:
                 raise ValueError("grade_pct must not be NaN")
-            self._f_g = self._weight_n * math.sin(math.atan(grade_pct / 100.0))
+            x = grade_pct / 100.0
+            self._f_g = self._weight_n * (x / math.sqrt(1.0 + x * x))  # sin(atan(x)), correctly rounded parts
             self._grade_pct = grade_pct
         return self._f_g
 

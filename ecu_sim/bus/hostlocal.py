@@ -1,0 +1,137 @@
+"""The default bus kept on this machine: python-can's udp_multicast, sent and heard on loopback only.
+
+python-can's udp_multicast sends with a hop limit of one and joins its group on the interface of
+the default route, so two rigs on one office network close each other's loops, and any host on
+the LAN can put frames into a rig. It has no option to stay on the host, so this thin subclass
+replaces only the socket set-up (everything else, the frame format, the receive path and the
+timestamps, is python-can's): the socket is bound to the loopback device, sends with a hop limit
+of zero and joins the group there alone, so a datagram from another machine, which never
+arrives on loopback, is not delivered to it. It also opens on a machine without a network (a
+board whose cable is out at boot), where joining on the default route fails.
+
+``--bus-kwargs hop_limit=1`` (or more) asks for python-can's own bus, which spans the LAN.
+Nodes of both kinds on one host: a LAN node hears the host-local ones, not the other way round.
+"""
+
+from __future__ import annotations
+
+import errno
+import inspect
+import logging
+import socket
+import struct
+from typing import Any
+
+import can
+from can.interfaces.udp_multicast import UdpMulticastBus
+from can.interfaces.udp_multicast.bus import SO_TIMESTAMPNS, GeneralPurposeUdpMulticastBus
+from can.interfaces.udp_multicast.utils import is_msgpack_installed
+
+log = logging.getLogger(__name__)
+
+#: python-can's own default port of the udp_multicast interface
+DEFAULT_PORT: int = inspect.signature(UdpMulticastBus.__init__).parameters["port"].default
+#: Linux socket options the socket module does not name (linux/in.h, linux/in6.h)
+_IP_MULTICAST_ALL = 49
+_IPV6_MULTICAST_ALL = 29
+
+
+def is_host_local(interface: object, bus_kwargs: dict[str, Any]) -> bool:
+    """True for udp_multicast without a hop limit above zero: the bus this module opens."""
+    return interface == "udp_multicast" and int(bus_kwargs.get("hop_limit", 0)) == 0
+
+
+def describe(interface: object, channel: object, bus_kwargs: dict[str, Any]) -> str:
+    """Where a node is, for its first log line: udp_multicast names its group, port and reach."""
+    if interface != "udp_multicast":
+        return f"{interface} {channel if channel is not None else ''}".rstrip()
+    port = bus_kwargs.get("port", DEFAULT_PORT)
+    channel = UdpMulticastBus.DEFAULT_GROUP_IPv6 if channel is None else channel
+    reach = ("this host only" if is_host_local(interface, bus_kwargs)
+             else f"LAN, hop limit {bus_kwargs['hop_limit']}")
+    return f"udp_multicast group {channel} port {port} ({reach})"
+
+
+def _optional(sock: socket.socket, level: int, option: int, value: int | bytes) -> bool:
+    """Set an option that a kernel or an emulator may not know; False when it does not."""
+    try:
+        sock.setsockopt(level, option, value)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOPROTOOPT, errno.EINVAL, errno.EPERM):
+            raise
+        log.debug("socket option %d/%d not available here: %s", level, option, exc)
+        return False
+    return True
+
+
+class _LoopbackSocket(GeneralPurposeUdpMulticastBus):
+    """python-can's socket handling with a socket that only loopback reaches.
+
+    Bound to the loopback device (SO_BINDTODEVICE), the socket sends and hears there only. The
+    multicast interface and "only the groups joined here" say the same once more, for kernels
+    before 5.7, which refuse the binding to an unprivileged process; qemu's user-mode emulation
+    knows the binding but neither of the other two. Without any of them the socket is not opened.
+    """
+
+    def _create_socket(self, address_family: socket.AddressFamily) -> socket.socket:
+        sock = socket.socket(address_family, socket.SOCK_DGRAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            # as python-can does: without nanosecond stamps it asks the kernel for microseconds
+            self.timestamp_nanosecond = _optional(sock, socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            bound = _optional(sock, socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+            group = socket.inet_pton(address_family, self.group)
+            if address_family == socket.AF_INET:
+                loopback = socket.inet_aton("127.0.0.1")
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, struct.pack("@I", 0))
+                pinned = _optional(sock, socket.IPPROTO_IP, socket.IP_MULTICAST_IF, loopback)
+                pinned = _optional(sock, socket.IPPROTO_IP, _IP_MULTICAST_ALL, 0) and pinned
+                membership = (socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, group + loopback)
+            else:
+                index = struct.pack("@I", socket.if_nametoindex("lo"))
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, struct.pack("@i", 0))
+                pinned = _optional(sock, socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
+                pinned = _optional(sock, socket.IPPROTO_IPV6, _IPV6_MULTICAST_ALL, 0) and pinned
+                membership = (socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, group + index)
+            if not (bound or pinned):
+                raise OSError(errno.ENOPROTOOPT, "this system can bind the socket neither to the loopback "
+                              "device nor its multicast to loopback")
+            sock.bind(("", self.port))
+            sock.setsockopt(*membership)
+        except OSError as exc:
+            sock.close()
+            raise can.CanInitializationError(f"could not open the host-local multicast socket: {exc}") \
+                from exc
+        return sock
+
+
+class HostLocalUdpMulticastBus(UdpMulticastBus):
+    """python-can's udp_multicast bus whose frames stay on this machine.
+
+    The constructor is python-can's, with the socket of :class:`_LoopbackSocket`; the base
+    constructor cannot be called, because it opens python-can's LAN socket first.
+    """
+
+    def __init__(self, channel: str = UdpMulticastBus.DEFAULT_GROUP_IPv6, port: int = DEFAULT_PORT,
+                 hop_limit: int = 0, receive_own_messages: bool = False, fd: bool = True,
+                 **kwargs: Any) -> None:
+        if hop_limit != 0 or receive_own_messages:
+            raise TypeError("a host-local bus has hop limit 0 and no receive_own_messages argument")
+        is_msgpack_installed()
+        can.BusABC.__init__(self, channel, **kwargs)
+        self._multicast = _LoopbackSocket(channel, port, 0)
+        self._can_protocol = can.CanProtocol.CAN_FD if fd else can.CanProtocol.CAN_20
+
+
+def open_host_local(options: dict[str, Any], bus_kwargs: dict[str, Any]) -> can.BusABC:
+    """The host-local bus with python-can's other options (channel, fd, filters, ``--bus-kwargs``)."""
+    kwargs = {k: v for k, v in bus_kwargs.items() if k != "hop_limit"}
+    kwargs.update({k: options[k] for k in ("channel", "fd", "can_filters") if options.get(k) is not None})
+    return HostLocalUdpMulticastBus(**kwargs)
+
+
+def announce_lan(channel: object, bus_kwargs: dict[str, Any]) -> None:
+    """The line a node logs when its bus reaches other machines, so that never happens unnoticed."""
+    log.warning("the %s: frames go to other machines on the network and theirs are accepted",
+                describe("udp_multicast", channel, bus_kwargs))
