@@ -231,3 +231,15 @@ def test_a_node_that_loses_its_address_and_moves_stops_its_periodic_frames() -> 
     assert SPEED_PGN not in pgns(bench.sent())
     assert [source_address_of(m.arbitration_id) for m in sent
             if pgn_of(m.arbitration_id) == ADDRESS_CLAIMED_PGN] == [0x80], "moved to the first free one"
+
+
+def test_another_sender_of_our_identifier_is_an_address_conflict_answered_by_our_claim() -> None:
+    bench = j1939_bench()
+    bench.tick(5)
+    bench.sent()
+    speed_id = bench.out.frame_id
+    bench.send_raw(can.Message(arbitration_id=speed_id, data=bytes([0x12] * 8)))  # not our payload
+    bench.tick(1)
+    claims = [m for m in bench.sent() if pgn_of(m.arbitration_id) == ADDRESS_CLAIMED_PGN]
+    assert [source_address_of(m.arbitration_id) for m in claims] == [source_address_of(speed_id)]
+    assert "address conflicts 1" in bench.node.status_line()

@@ -77,6 +77,9 @@ class J1939Network:
         self.answered = 0
         self.nacked = 0
         self.cleared = 0
+        #: episodes of another node sending under this node's address (see :meth:`address_in_use`)
+        self.conflicts = 0
+        self._reassert = False
 
     @property
     def address(self) -> int:
@@ -96,12 +99,24 @@ class J1939Network:
             self._inbox.append(frame)
         return True
 
+    def address_in_use(self) -> None:
+        """Another node sends under this node's address without having claimed it (frames with our
+        identifier that are not our echo): J1939-81's address conflict. The node says again that
+        the address is its own, at the next tick, so a J1939 node that shares it must contend
+        (the lower NAME keeps it); a sender that never claims is only counted."""
+        self.conflicts += 1
+        self._reassert = True
+
     def tick(self, tick: int, conditions: set[Dtc]) -> list[tuple[int, bytes]]:
         """Advance one tick; the frames (identifier, data) to send now."""
-        if tick < self._quiet_until and not conditions and not self._inbox:
+        if tick < self._quiet_until and not conditions and not self._inbox and not self._reassert:
             return []  # the common tick of a node on a quiet bus, which the simulation runs most
         out: list[Pdu] = []
         self.claim.tick(tick, out)
+        if self._reassert:
+            self._reassert = False
+            if self.claim.state is ClaimState.CLAIMED:
+                self.claim.on_request(out)
         before = self.dtcs.active()
         self.dtcs.update(conditions)
         if self.dtcs.active() != before:
@@ -135,6 +150,8 @@ class J1939Network:
         text = f"J1939 {where} | DTC {len(self.dtcs.active())} active"
         if self.claim.lost:
             text += f" | claims lost {self.claim.lost}"
+        if self.conflicts:
+            text += f" | address conflicts {self.conflicts}"
         return text
 
     def _tick_dm1(self, tick: int) -> None:

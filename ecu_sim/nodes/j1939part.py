@@ -31,6 +31,7 @@ from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.faults.spec import DTC_KIND, Fault
+from ecu_sim.j1939.claim import ClaimState
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.j1939.ident import DELIMITER, Identification
 from ecu_sim.j1939.ids import NULL_ADDRESS, pgn_of, source_address_of
@@ -68,6 +69,8 @@ class NetworkPart:
         #: the address the node's periodic frames carry (the DBC's); they stop if the claim moves
         self._home = network.address
         self._moved_warned = False
+        #: the port's episodes of foreign frames with our identifier, as far as handled
+        self._episodes = 0
 
     def receive(self, msg: can.Message) -> bool:
         """True when the frame is the layer's (taken), False when it is for the node."""
@@ -98,6 +101,13 @@ class NetworkPart:
             conditions.add(Dtc(self._input_spn, FMI_ABNORMAL_UPDATE_RATE))
         if self._port.controller_state is ControllerState.BUS_OFF:
             conditions.add(BUS_OFF)
+        episodes = self._port.own.episodes
+        if episodes != self._episodes:
+            self._episodes = episodes
+            self.network.address_in_use()
+            if self.network.claim.state is ClaimState.CLAIMED:  # the port warned of the frames
+                log.warning("another node sends under our J1939 address 0x%02X: an address "
+                            "conflict (J1939-81); Address Claimed sent again", self.network.address)
         send, new_frame = self._port.send, self._new_frame
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
