@@ -17,6 +17,7 @@ import os
 import socket
 import statistics
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -328,3 +329,14 @@ def capture_factory() -> Iterator[Callable[[str], RawCapture]]:
 def capture(vcan: str, capture_factory: Callable[[str], RawCapture]) -> RawCapture:
     """A raw-socket capture of the fresh ``vcan0``, started before the test's processes."""
     return capture_factory(vcan)
+
+
+def run_cli(argv: list[str], log_path: str) -> None:
+    """Child process body: the real command line, its stderr going to a file the test reads."""
+    log = open(log_path, "w", buffering=1)  # noqa: SIM115 - lives as long as this process
+    sys.stdout = sys.stderr = log
+    from ecu_sim.cli import main
+
+    status = main(argv)
+    log.flush()
+    os._exit(status)

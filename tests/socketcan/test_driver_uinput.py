@@ -9,8 +9,6 @@ frames the driver process sends under its own source address follow it.
 from __future__ import annotations
 
 import multiprocessing
-import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Cli
-from tests.socketcan.conftest import Frame, RawCapture
+from tests.socketcan.conftest import Frame, RawCapture, run_cli
 
 pytestmark = pytest.mark.socketcan
 
@@ -57,16 +55,6 @@ def press(pedal: Any, raw: int) -> None:
     pedal.syn()
 
 
-def _run_cli(argv: list[str], log_path: str) -> None:
-    log = open(log_path, "w", buffering=1)  # noqa: SIM115 - lives as long as this process
-    sys.stdout = sys.stderr = log
-    from ecu_sim.cli import main
-
-    status = main(argv)
-    log.flush()
-    os._exit(status)
-
-
 @pytest.fixture
 def driver_process(tmp_path: Path) -> Iterator[Callable[..., multiprocessing.process.BaseProcess]]:
     started: list[tuple[multiprocessing.process.BaseProcess, Path]] = []
@@ -74,7 +62,7 @@ def driver_process(tmp_path: Path) -> Iterator[Callable[..., multiprocessing.pro
     def start(device: str, *options: str) -> multiprocessing.process.BaseProcess:
         log = tmp_path / f"driver{len(started)}.log"
         argv = ["driver", "--iface", "vcan0", "--device", device, *options]
-        process = multiprocessing.get_context("fork").Process(target=_run_cli, args=(argv, str(log)),
+        process = multiprocessing.get_context("fork").Process(target=run_cli, args=(argv, str(log)),
                                                               daemon=True)
         process.start()
         started.append((process, log))

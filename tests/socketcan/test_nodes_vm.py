@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.socketcan.conftest import Frame, RawCapture, create_vcan, delete_link
+from tests.socketcan.conftest import Frame, RawCapture, create_vcan, delete_link, run_cli
 
 pytestmark = pytest.mark.socketcan
 
@@ -57,17 +56,6 @@ PROFILES = {"amp": AMP, "j1939": J1939}
 EMULATED_10_HZ = (8.5, 11.5)
 
 
-def _run_cli(argv: list[str], log_path: str) -> None:
-    """Child process body: the real command line, its stderr going to a file the test reads."""
-    log = open(log_path, "w", buffering=1)  # noqa: SIM115 - lives as long as this process
-    sys.stdout = sys.stderr = log
-    from ecu_sim.cli import main
-
-    status = main(argv)
-    log.flush()
-    os._exit(status)
-
-
 class Node:
     """One ``ecu-sim`` process (ECU or CCM)."""
 
@@ -75,7 +63,7 @@ class Node:
         self.argv = argv
         self.log_path = log_path
         self.process = multiprocessing.get_context("fork").Process(
-            target=_run_cli, args=(argv, str(log_path)), daemon=True)
+            target=run_cli, args=(argv, str(log_path)), daemon=True)
         self.process.start()
 
     def log(self) -> str:
