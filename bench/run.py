@@ -438,7 +438,7 @@ class Bench:
                                   env=child_env(), capture_output=True, text=True, check=True)
             wall = time.perf_counter() - t0
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            match = re.search(r"\((\d+) ticks, (\d+) ticks/s\)", done.stderr)
+            match = re.search(r"\((\d+) ticks, (\d+) ticks/s[,)]", done.stderr)  # then the real-time factor
             cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
             cli.append({"reported_ticks_per_s": float(match.group(2)) if match else math.nan,
                         "process_wall_s": wall, "process_cpu_s": cpu})

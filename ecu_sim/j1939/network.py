@@ -107,9 +107,13 @@ class J1939Network:
         self.conflicts += 1
         self._reassert = True
 
+    def idle(self, tick: int) -> bool:
+        """Whether a tick without conditions would do nothing: nothing received, due or pending."""
+        return tick < self._quiet_until and not self._inbox and not self._reassert
+
     def tick(self, tick: int, conditions: set[Dtc]) -> list[tuple[int, bytes]]:
         """Advance one tick; the frames (identifier, data) to send now."""
-        if tick < self._quiet_until and not conditions and not self._inbox and not self._reassert:
+        if not conditions and self.idle(tick):
             return []  # the common tick of a node on a quiet bus, which the simulation runs most
         out: list[Pdu] = []
         self.claim.tick(tick, out)

@@ -28,7 +28,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
-from ecu_sim.nodes.cruise import DriverDemand, DriverView, engaged_after
+from ecu_sim.nodes.cruise import NO_DRIVER, DriverDemand, engaged_after
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.nodes.j1939part import NetworkPart
 
@@ -110,19 +110,20 @@ class Ccm(InputNode):
 
     def tick(self, deadline: float, transmit: bool) -> None:
         self.speed_kph = speed = self.held.get(self.tick_index)
-        view = DriverView() if self.driver is None else self.driver.view(self.tick_index)
-        self.engaged = engaged_after(self.engaged, view, speed is not None)
+        view = NO_DRIVER if self.driver is None else self.driver.view(self.tick_index)
+        if view is not NO_DRIVER:  # without a driver nothing engages or releases cruise
+            self.engaged = engaged_after(self.engaged, view, speed is not None)
+        pedal = view.pedal_pct
         cruise_app = 0.0
         if speed is None or not self.engaged:
             self.pi_state = PiState()
         else:
             cruise_app, state = controller.step(
                 self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
-            overridden = view.pedal_pct > cruise_app
-            if not (overridden or (self.gears is not None and self.shifting)):  # else frozen
+            if not (pedal > cruise_app or (self.gears is not None and self.shifting)):  # else frozen
                 self.pi_state = state
-        self.override = self.cruise_active and view.pedal_pct > cruise_app
-        self.app_pct = max(cruise_app, view.pedal_pct)
+        self.override = pedal > cruise_app and speed is not None and self.engaged
+        self.app_pct = cruise_app if cruise_app >= pedal else pedal
         if transmit and self.may_send():
             self.send(deadline, self.encode_app(self.app_pct))
             if self.brake is not None:

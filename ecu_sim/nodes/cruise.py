@@ -40,6 +40,10 @@ class DriverView:
     cancel: bool = False
 
 
+#: what the CCM hears while no driver has sent a frame
+NO_DRIVER = DriverView()
+
+
 def engaged_after(engaged: bool, view: DriverView, speed_known: bool) -> bool:
     """Whether cruise is on after this tick's driver input: brake and cancel win over resume."""
     if view.braking or view.cancel:
@@ -105,6 +109,8 @@ class DriverDemand:
 
     def view(self, tick: int) -> DriverView:
         """The demand at ``tick``; each command counts at one tick only."""
+        if not self.frames:
+            return NO_DRIVER  # the common case: no driver on the bus, every tick of a simulation
         pending, self._pending = self._pending, set()
         brake = self.brake.get(tick)
         return DriverView(self.pedal.get(tick) or 0.0, brake is not None and brake > 0.0,

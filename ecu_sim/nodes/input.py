@@ -186,7 +186,7 @@ class InputNode:
         delays what was due, and frames that arrived meanwhile wait for the next tick.
         """
         if self.network is not None and transmit:
-            startup = self.network.network.claim.delay_ticks  # the peer claims its address too
+            startup = self.network.startup_ticks  # the peer claims its address too
             past_timeout = input_missing and self.tick_index >= self.hold_ticks + startup
             self.network.tick(self.tick_index, past_timeout, input_missing and self.input_error)
 

@@ -71,6 +71,10 @@ class NetworkPart:
         self._moved_warned = False
         #: the port's episodes of foreign frames with our identifier, as far as handled
         self._episodes = 0
+        #: the claim stands at the home address: the node's frames may go (the check of every tick)
+        self._open = False
+        #: ticks a peer starting with this node is silent while it claims (see InputNode.tick_network)
+        self.startup_ticks = network.claim.delay_ticks
 
     def receive(self, msg: can.Message) -> bool:
         """True when the frame is the layer's (taken), False when it is for the node."""
@@ -80,8 +84,11 @@ class NetworkPart:
         """The claim stands, and at the address the node's frames carry: after losing it to a lower
         NAME the node holds another address, and its periodic frames, whose identifiers the DBC
         fixes, would speak for an address it does not own, so they stop."""
+        if self._open:
+            return True
         network = self.network
         if network.address == self._home:
+            self._open = network.may_send(tick) and network.claim.state is not ClaimState.CLAIMING
             return network.may_send(tick)
         if network.address == NULL_ADDRESS:
             return False  # it could not claim: silent, as the claim logged
@@ -93,6 +100,11 @@ class NetworkPart:
         return False
 
     def tick(self, tick: int, input_missing: bool, input_error: bool) -> None:
+        port, network = self._port, self.network
+        if (not input_missing and not input_error and not self._dtc_windows and network.idle(tick)
+                and port.own.episodes == self._episodes
+                and port.controller_state is not ControllerState.BUS_OFF):
+            return  # nothing to do: the common tick, so decided without building anything
         conditions = {dtc for dtc, start, end in self._dtc_windows
                       if start <= tick and (end is None or tick < end)} if self._dtc_windows else set()
         if input_error:
@@ -111,6 +123,7 @@ class NetworkPart:
         send, new_frame = self._port.send, self._new_frame
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
+        self._open = False  # the claim may have moved: may_send looks again
 
     def status_text(self) -> str:
         return self.network.status_text()
