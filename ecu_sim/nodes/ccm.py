@@ -76,6 +76,7 @@ class Ccm(InputNode):
         self.speed_kph: float | None = None
         #: the driver's frames, when the CCM listens for a driver
         self.driver = driver
+        self._is_speed = profile.speed.matches
         #: cruise is on unless the driver braked or cancelled (and did not resume since)
         self.engaged = True
         #: the driver's pedal is above the controller's demand while cruise is on
@@ -92,7 +93,11 @@ class Ccm(InputNode):
 
     def handle(self, msg: can.Message) -> None:
         """The driver's frames first (to the speed input they are frames of other messages), then
-        ETC2, which tells whether a shift is on; everything else as for any input node."""
+        ETC2, which tells whether a shift is on; everything else as for any input node. The speed,
+        the frame of nearly every call, goes straight to the input."""
+        if self._is_speed(msg.arbitration_id, msg.is_extended_id):
+            super().handle(msg)
+            return
         if self.driver is not None and self.driver.take(msg, self.tick_index):
             self.other += 1
             return
