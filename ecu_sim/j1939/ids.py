@@ -93,6 +93,11 @@ def make_id(pgn: int, source: int, destination: int = GLOBAL_ADDRESS, priority: 
     return (priority << 26) | ((pgn & 0x3FFFF) << 8) | source
 
 
+def from_source(arbitration_id: int, source: int) -> int:
+    """The same parameter group and priority sent from ``source``: a node's frame under its own address."""
+    return (arbitration_id & ~0xFF) | source
+
+
 def raw_classes(length: int) -> RawClasses:
     """J1939-71 value, error and not-available ranges of an unsigned field of ``length`` bits.
 

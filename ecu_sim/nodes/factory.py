@@ -26,6 +26,7 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import DTC_KIND, FaultSchedule, describe
+from ecu_sim.j1939.ids import from_source
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.cruise import DriverDemand
 from ecu_sim.nodes.driver import Driver, Message
@@ -172,7 +173,7 @@ def _engine_frames(port: Port, profile: Profile, settings: Settings,
     address = settings.j1939.address
     return EngineFrames.build(
         profile.database, profile.speed.is_j1939, settings.run.resolved_period_s,
-        lambda m: Transmitter(port, m.frame_id if address is None else (m.frame_id & ~0xFF) | address,
+        lambda m: Transmitter(port, m.frame_id if address is None else from_source(m.frame_id, address),
                               m.is_extended_frame, new_frame))
 
 
@@ -210,7 +211,7 @@ def _from(codec: RoleCodec, source: int) -> int:
         raise ConfigError(f"the driver sends {codec.message_name} under its own J1939 source address, "
                           "but that message is not a J1939 parameter group in the DBC "
                           '(BA_ "VFrameFormat" ... 3 or BA_ "ProtocolType" "J1939")')
-    return (codec.frame_id & ~0xFF) | source
+    return from_source(codec.frame_id, source)
 
 
 def _driver_messages(port: Port, profile: Profile, settings: Settings, tx_mode: str,

@@ -88,8 +88,9 @@ class NetworkPart:
             return True
         network = self.network
         if network.address == self._home:
-            self._open = network.may_send(tick) and network.claim.state is not ClaimState.CLAIMING
-            return network.may_send(tick)
+            allowed = network.may_send(tick)
+            self._open = allowed and network.claim.state is not ClaimState.CLAIMING
+            return allowed
         if network.address == NULL_ADDRESS:
             return False  # it could not claim: silent, as the claim logged
         if not self._moved_warned:
