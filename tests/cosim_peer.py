@@ -48,13 +48,13 @@ class Peer:
 
 @contextmanager
 def served(settings: Settings | None = None, peer_timeout_s: float = 60.0,
-           max_ticks: int | None = None) -> Iterator[tuple[Peer, CosimServer]]:
+           max_ticks: int | None = None, busy_poll_s: float = 0.0) -> Iterator[tuple[Peer, CosimServer]]:
     """A cosim server on a loopback port in a thread, and a peer talking to it over UDP."""
     settings, profile = prepare(settings or Settings())
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
     with sock, Stepper(settings, profile, load_route(settings)) as stepper:
-        server = CosimServer(sock, stepper, peer_timeout_s, max_ticks)
+        server = CosimServer(sock, stepper, peer_timeout_s, max_ticks, busy_poll_s)
         thread = threading.Thread(target=server.serve, daemon=True)
         thread.start()
         peer = Peer(sock.getsockname())

@@ -38,6 +38,14 @@ def test_the_same_requests_give_bit_identical_answers_however_the_run_is_split(n
         assert answer.values == one_by_one[end].values
 
 
+def test_polling_for_requests_without_blocking_changes_no_answer() -> None:
+    with served(ROUTE) as (peer, _):
+        blocking = [peer.step(1, app=60.0).values for _ in range(200)]
+    with served(ROUTE, busy_poll_s=0.05) as (peer, _):
+        polled = [peer.step(1, app=60.0).values for _ in range(200)]
+    assert struct.pack("<1400d", *sum(polled, ())) == struct.pack("<1400d", *sum(blocking, ()))
+
+
 def test_the_can_encoding_returns_every_frame_of_the_step_at_its_tick_whatever_the_split() -> None:
     with served(ROUTE) as (peer, _):
         singles = [peer.step(1, app=30.0, frames=()).frames for _ in range(70)]

@@ -51,6 +51,12 @@ def test_a_peer_timeout_of_zero_exits_2(cli_main: Cli) -> None:
     assert result.status == 2 and "--peer-timeout must be > 0" in result.err
 
 
+@pytest.mark.parametrize("seconds", ["-0.001", "2", "nan"])
+def test_a_busy_poll_outside_0_to_1_s_exits_2(cli_main: Cli, seconds: str) -> None:
+    result = cli_main("cosim", "--busy-poll", seconds)
+    assert result.status == 2 and "--busy-poll must be within 0..1 s" in result.err
+
+
 def test_cosim_with_the_class6_truck_exits_2(cli_main: Cli, tmp_path: Path) -> None:
     ini = tmp_path / "class6.ini"
     ini.write_text("[vehicle]\npreset = class6\n")

@@ -128,15 +128,25 @@ class Port:
         if bus is None:
             self._wait_and_reconnect(timeout_s)
             return None
+        try:  # written out rather than through _recv_queued: every frame and every drain comes here
+            msg = bus.recv(timeout_s)
+        except (can.CanOperationError, OSError) as exc:
+            self._lost(exc)
+            return None
+        if msg is None:
+            return None  # the end of every drain: answered before anything else is looked up
+        if not msg.is_error_frame and msg.arbitration_id not in self.own_ids:
+            self.counters.rx += 1
+            for listener in self._listeners:
+                listener.on_frame(msg, Direction.RECEIVED)
+            return msg
+        return self._skip(bus, msg)
+
+    def _skip(self, bus: can.BusABC, msg: can.Message) -> can.Message | None:
+        """Count and skip ``msg`` (an echo, a foreign frame with our identifier or an error frame)
+        and the next ones like it, up to SKIP_LIMIT; the first other frame queued, or None."""
         counters, own_ids, listeners, own = self.counters, self.own_ids, self._listeners, self.own
         for _ in range(SKIP_LIMIT):
-            try:
-                msg = bus.recv(timeout_s)
-            except (can.CanOperationError, OSError) as exc:
-                self._lost(exc)
-                return None
-            if msg is None:
-                return None
             if msg.is_error_frame:
                 self._count_error_frame(msg)
                 direction = Direction.RECEIVED
@@ -154,8 +164,19 @@ class Port:
                 return msg
             for listener in listeners:
                 listener.on_frame(msg, direction)
-            timeout_s = 0.0
+            next_msg = self._recv_queued(bus)
+            if next_msg is None:
+                return None
+            msg = next_msg
         return None
+
+    def _recv_queued(self, bus: can.BusABC) -> can.Message | None:
+        """The next frame already queued, or None; a lost bus starts a reconnect."""
+        try:
+            return bus.recv(0.0)
+        except (can.CanOperationError, OSError) as exc:
+            self._lost(exc)
+            return None
 
     def send(self, msg: can.Message) -> None:
         """Send one frame; a failure costs this frame only, or starts a reconnect."""

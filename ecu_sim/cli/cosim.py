@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import socket
 import sys
@@ -27,6 +28,9 @@ log = logging.getLogger("ecu_sim")
 
 DEFAULT_LISTEN = "127.0.0.1:47000"
 DEFAULT_PEER_TIMEOUT_S = 10.0
+#: long enough for a peer in a tight loop to send its next request, short enough that a slow peer
+#: costs little CPU per step
+DEFAULT_BUSY_POLL_S = 0.001
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--peer-timeout", type=float, default=DEFAULT_PEER_TIMEOUT_S, metavar="S",
                        help="end the run when the peer sends nothing for S seconds after its first "
                             f"request (default {DEFAULT_PEER_TIMEOUT_S:g})")
+    group.add_argument("--busy-poll", type=float, metavar="S",
+                       help="after each answer, poll for the next request without blocking for up to S "
+                            f"seconds, which makes lockstep steps faster at the cost of a busy core "
+                            f"(default {DEFAULT_BUSY_POLL_S:g} where the process may run on more than "
+                            "one core, else 0; 0 turns it off)")
     group.add_argument("--contract", choices=("csv", "json"), metavar="csv|json",
                        help="print what each double of a request and an answer means, and exit")
     group.add_argument("--fault", action="append", default=[], metavar="SPEC",
@@ -72,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.peer_timeout > 0:
         raise ConfigError(f"--peer-timeout must be > 0 s (got {args.peer_timeout:g})")
+    busy_poll_s = _busy_poll(args.busy_poll)
     host, port = parse_address(args.listen, "--listen")
     schedule = FaultSchedule.load(tuple(args.fault), None, None) if args.fault else None
     if schedule is not None:
@@ -86,11 +96,12 @@ def run(args: argparse.Namespace) -> int:
     with sock, Stepper(settings, profile, load_route(settings), schedule) as stepper:
         duration = settings.run.duration_s
         server = CosimServer(sock, stepper, args.peer_timeout,
-                             None if duration is None else max(1, ticks_in(duration, stepper.period_s)))
+                             None if duration is None else max(1, ticks_in(duration, stepper.period_s)),
+                             busy_poll_s)
         bound = sock.getsockname()
-        log.info("cosim: listening on udp %s:%d, profile %s, period %g s, %d inputs, %d outputs",
-                 bound[0], bound[1], profile.name, stepper.period_s, len(stepper.contract.inputs),
-                 len(stepper.contract.outputs))
+        log.info("cosim: listening on udp %s:%d, profile %s, period %g s, %d inputs, %d outputs, "
+                 "busy poll %g ms", bound[0], bound[1], profile.name, stepper.period_s,
+                 len(stepper.contract.inputs), len(stepper.contract.outputs), busy_poll_s * 1e3)
         previous = {sig: signal.signal(sig, lambda signum, frame: server.stop())
                     for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -101,3 +112,13 @@ def run(args: argparse.Namespace) -> int:
         log.info("cosim ended: %s; %d ticks, %s | %s", why, stepper.next_tick, server.stats.text(),
                  stepper.ecu.counters_text())
     return 0
+
+
+def _busy_poll(given: float | None) -> float:
+    """``--busy-poll``, or its default: a single core must not be spent polling while the peer,
+    which needs that core to send the next request, waits for it."""
+    if given is None:
+        return DEFAULT_BUSY_POLL_S if len(os.sched_getaffinity(0)) > 1 else 0.0
+    if not 0.0 <= given <= 1.0:
+        raise ConfigError(f"--busy-poll must be within 0..1 s (got {given:g}); 0 turns it off")
+    return given

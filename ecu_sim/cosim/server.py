@@ -7,6 +7,12 @@ run a step twice. A request numbered lower than that is stale and refused. A req
 numbers still runs (the numbers are the peer's to choose) and is logged as a gap. A datagram that
 cannot be read gets an error answer, and the run goes on; a peer silent for the peer timeout
 ends the run, as does SIGINT or SIGTERM.
+
+A peer in lockstep sends its next request moments after it has read an answer. Blocked in the
+kernel meanwhile, the server would pay a wake-up and cold caches on every step, which costs more
+than a one-tick step itself; so after each answer it can poll the socket without blocking for a
+short while (``busy_poll_s``) before it blocks again. That spends a core while it polls, which is
+why the command only does it where the process may run on more than one core (docs/cosim.md).
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ import math
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass
+from typing import Any
 
 from ecu_sim.cosim import protocol
 from ecu_sim.cosim.protocol import Datagram, ErrorCode, ProtocolError
@@ -45,9 +53,11 @@ class CosimServer:
     """Answers one peer's requests on ``sock`` with ``stepper``'s outputs."""
 
     def __init__(self, sock: socket.socket, stepper: Stepper, peer_timeout_s: float,
-                 max_ticks: int | None = None) -> None:
-        """``max_ticks``: the run's length (``--duration``); the answer that reaches it ends the run."""
+                 max_ticks: int | None = None, busy_poll_s: float = 0.0) -> None:
+        """``max_ticks``: the run's length (``--duration``); the answer that reaches it ends the run.
+        ``busy_poll_s``: how long to poll for the next request without blocking after an answer."""
         self._sock = sock
+        self._busy_poll_s = busy_poll_s
         self._max_ticks = max_ticks
         self._stepper = stepper
         self._peer_timeout_s = peer_timeout_s
@@ -70,7 +80,7 @@ class CosimServer:
         silent_s = 0.0
         while not self._stop.is_set():
             try:
-                data, address = sock.recvfrom(protocol.MAX_DATAGRAM)
+                data, address = self._poll() or sock.recvfrom(protocol.MAX_DATAGRAM)
             except (TimeoutError, BlockingIOError):
                 if self._last_seq is not None:
                     silent_s += wait_s
@@ -92,13 +102,26 @@ class CosimServer:
                 return f"the run reached its --duration, {self._max_ticks} ticks"
         return "stopped"
 
+    def _poll(self) -> tuple[bytes, Any] | None:
+        """The next request if it comes within the busy-poll time, polled without blocking."""
+        if self._busy_poll_s <= 0.0 or self._last_seq is None:
+            return None
+        recvfrom, clock = self._sock.recvfrom, time.perf_counter
+        until = clock() + self._busy_poll_s
+        while True:
+            try:
+                return recvfrom(protocol.MAX_DATAGRAM, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                if clock() >= until:
+                    return None
+
     def answer(self, data: bytes) -> bytes:
         """The answer to one datagram: a step's outputs, the stored answer again, or an error."""
-        seq, tick = _best_effort_header(data)
         try:
             request = protocol.decode(data, self._inputs)
             return self._handle(request)
         except ProtocolError as exc:
+            seq, tick = _best_effort_header(data)
             self.stats.errors += 1
             log.warning("request %s refused: %s", seq, exc)
             return protocol.encode(protocol.error(seq, tick, exc.code, str(exc)))

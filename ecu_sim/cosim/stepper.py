@@ -157,7 +157,9 @@ class Stepper:
         peer.app_payload = None if math.isnan(app_pct) else self.profile.app.encode(app_pct)
         self.road.override = None if math.isnan(grade_pct) else grade_pct
         peer.offset = 0
-        peer.frames = deque((f.offset, _message(f)) for f in sorted(frames or (), key=lambda f: f.offset))
+        peer.frames.clear()
+        if frames:
+            peer.frames.extend((f.offset, _message(f)) for f in sorted(frames, key=lambda f: f.offset))
         received = peer.received
         received.clear()
         self._loop.run(n)

@@ -133,8 +133,7 @@ class Ccm(InputNode):
             self.send(deadline, self.encode_app(self.app_pct))
             if self.brake is not None:
                 self._brake(deadline, speed, *self.brake)
-        self.tick_network(speed is None, transmit)
-        self.end_tick()
+        self.finish_tick(speed is None, transmit)
 
     def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:
         """The brake demand for this tick (see the module), sent every tick."""

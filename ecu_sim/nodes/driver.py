@@ -71,7 +71,7 @@ class Driver(InputNode):
             for message in self.messages:
                 if self.tick_index % message.every_ticks == 0:
                     message.output.send(self.tick_index, deadline, self._payload(message))
-        self.end_tick()
+        self.finish_tick(self.speed_kph is None, transmit)
 
     def _payload(self, message: Message) -> bytes:
         values = {"brake": self.controls.brake_pct}

@@ -86,8 +86,7 @@ class Ecu(InputNode):
                 driveline = self.vehicle.driveline()
                 if driveline is not None:
                     self.engine_frames.send(self.tick_index, deadline, driveline)
-        self.tick_network(self.app_missing, transmit)
-        self.end_tick()
+        self.finish_tick(self.app_missing, transmit)
 
     def status_line(self) -> str:
         app = "missing (coasting)" if self.app_missing else f"{self.app_pct:5.1f} %"

@@ -175,24 +175,25 @@ class InputNode:
 
     def may_send(self) -> bool:
         """Whether the node's frame may go out: always, or once its address claim stands."""
-        return self.network is None or self.network.may_send(self.tick_index)
+        network = self.network
+        return network is None or network.open or network.may_send(self.tick_index)
 
-    def tick_network(self, input_missing: bool, transmit: bool) -> None:
-        """The J1939 part's tick: an input missing for longer than the hold is a fault.
+    def finish_tick(self, input_missing: bool, transmit: bool) -> None:
+        """The tick is done: the J1939 part ticks, and a frame handled from now on is used from
+        the next tick.
 
-        An overdue tick (``transmit`` False) skips the part, as it skips the node's frame: a late
-        loop must not send the layer's frames as a burst (broadcast packets closer than the
-        standard's minimum gap). The layer's timers compare tick numbers, so a skipped tick only
-        delays what was due, and frames that arrived meanwhile wait for the next tick.
+        The part counts an input missing for longer than the hold as a fault. An overdue tick
+        (``transmit`` False) skips the part, as it skips the node's frame: a late loop must not
+        send the layer's frames as a burst (broadcast packets closer than the standard's minimum
+        gap). The layer's timers compare tick numbers, so a skipped tick only delays what was due,
+        and frames that arrived meanwhile wait for the next tick.
         """
-        if self.network is not None and transmit:
-            startup = self.network.startup_ticks  # the peer claims its address too
-            past_timeout = input_missing and self.tick_index >= self.hold_ticks + startup
-            self.network.tick(self.tick_index, past_timeout, input_missing and self.input_error)
-
-    def end_tick(self) -> None:
-        """The tick is done: a frame handled from now on is used from the next one."""
-        self.tick_index += 1
+        network, tick = self.network, self.tick_index
+        if network is not None and transmit:
+            startup = network.startup_ticks  # the peer claims its address too
+            past_timeout = input_missing and tick >= self.hold_ticks + startup
+            network.tick(tick, past_timeout, input_missing and self.input_error)
+        self.tick_index = tick + 1
 
     @property
     def invalid_total(self) -> int:

@@ -71,9 +71,10 @@ class NetworkPart:
         self._moved_warned = False
         #: the port's episodes of foreign frames with our identifier, as far as handled
         self._episodes = 0
-        #: the claim stands at the home address: the node's frames may go (the check of every tick)
-        self._open = False
-        #: ticks a peer starting with this node is silent while it claims (see InputNode.tick_network)
+        #: the claim stands at the home address: the node's frames may go (the check of every tick,
+        #: read by the node before it asks may_send)
+        self.open = False
+        #: ticks a peer starting with this node is silent while it claims (see InputNode.finish_tick)
         self.startup_ticks = network.claim.delay_ticks
 
     def receive(self, msg: can.Message) -> bool:
@@ -84,12 +85,12 @@ class NetworkPart:
         """The claim stands, and at the address the node's frames carry: after losing it to a lower
         NAME the node holds another address, and its periodic frames, whose identifiers the DBC
         fixes, would speak for an address it does not own, so they stop."""
-        if self._open:
+        if self.open:
             return True
         network = self.network
         if network.address == self._home:
             allowed = network.may_send(tick)
-            self._open = allowed and network.claim.state is not ClaimState.CLAIMING
+            self.open = allowed and network.claim.state is not ClaimState.CLAIMING
             return allowed
         if network.address == NULL_ADDRESS:
             return False  # it could not claim: silent, as the claim logged
@@ -124,7 +125,7 @@ class NetworkPart:
         send, new_frame = self._port.send, self._new_frame
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
-        self._open = False  # the claim may have moved: may_send looks again
+        self.open = False  # the claim may have moved: may_send looks again
 
     def status_text(self) -> str:
         return self.network.status_text()

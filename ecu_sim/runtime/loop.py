@@ -82,6 +82,11 @@ class TickLoop:
         self.nodes = tuple(nodes)
         self.observers = tuple(observers)
         self.stats = LoopStats() if stats is None else stats
+        # Bound methods looked up once, not per tick or per run: in virtual time this loop is the
+        # simulation's inner loop, and a co-simulation runs it for one tick per request.
+        self._steps = tuple((node.drain, node.tick) for node in self.nodes)
+        self._told = tuple(observer.on_tick for observer in self.observers)
+        self._inputs = _Inputs(self.nodes)
         self._stop = threading.Event()
         self._start: float | None = None
         self._k = 0
@@ -96,12 +101,8 @@ class TickLoop:
         A second call continues on the same grid of deadlines where the first one stopped.
         """
         clock, period, stats = self.clock, self.period_s, self.stats
-        # Bound methods looked up once per run, not per tick: in virtual time this loop is the
-        # simulation's inner loop, and attribute lookups are a measurable share of a tick.
-        steps = [(node.drain, node.tick) for node in self.nodes]
-        told = [observer.on_tick for observer in self.observers]
+        steps, told, inputs = self._steps, self._told, self._inputs
         wait_until, clock_now, stopped = clock.wait_until, clock.now, self._stop.is_set
-        inputs = _Inputs(self.nodes)
         tolerance = LATE_FRACTION * period
         if self._start is None:
             self._start = clock_now()

@@ -55,7 +55,7 @@ class GradeSchedule:
     validate, so :meth:`grade_at` can stay a bare bisect on the real-time path.
     """
 
-    __slots__ = ("_distances", "_grades", "_last_segment", "_length_m")
+    __slots__ = ("_distances", "_grades", "_last_segment", "_length_m", "_segment")
 
     _distances: list[float]
     _grades: list[float]
@@ -76,6 +76,8 @@ class GradeSchedule:
         self._grades = [g for _, g in points]
         self._length_m = self._distances[-1]
         self._last_segment = len(points) - 2
+        #: (start, end, grade) of the segment found last: the truck stays on one for many ticks
+        self._segment = (self._distances[0], self._distances[1], self._grades[0])
 
     # -- constructors -------------------------------------------------------------------------------------
 
@@ -126,8 +128,13 @@ class GradeSchedule:
     def grade_at(self, distance_m: float) -> float:
         """Grade in percent at a distance travelled; the route repeats every :attr:`length_m` metres."""
         d = distance_m % self._length_m
+        start, end, grade = self._segment
+        if start <= d < end:
+            return grade
         # min(): a tiny negative distance rounds up to length_m, which lies on the last segment
-        return self._grades[min(bisect_right(self._distances, d) - 1, self._last_segment)]
+        i = min(bisect_right(self._distances, d) - 1, self._last_segment)
+        self._segment = (self._distances[i], self._distances[i + 1], self._grades[i])
+        return self._grades[i]
 
     @property
     def length_m(self) -> float:
