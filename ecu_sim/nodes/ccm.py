@@ -76,7 +76,6 @@ class Ccm(InputNode):
         self.speed_kph: float | None = None
         #: the driver's frames, when the CCM listens for a driver
         self.driver = driver
-        self._is_speed = profile.speed.matches
         #: cruise is on unless the driver braked or cancelled (and did not resume since)
         self.engaged = True
         #: the driver's pedal is above the controller's demand while cruise is on
@@ -91,13 +90,9 @@ class Ccm(InputNode):
         """A gear change was reported within the hold time."""
         return self.tick_index - self.shift_tick < self.hold_ticks
 
-    def handle(self, msg: can.Message) -> None:
-        """The driver's frames first (to the speed input they are frames of other messages), then
-        ETC2, which tells whether a shift is on; everything else as for any input node. The speed,
-        the frame of nearly every call, goes straight to the input."""
-        if self._is_speed(msg.arbitration_id, msg.is_extended_id):
-            super().handle(msg)
-            return
+    def handle_other(self, msg: can.Message) -> None:
+        """The driver's frames first, then ETC2, which tells whether a shift is on; everything
+        else as for any input node."""
         if self.driver is not None and self.driver.take(msg, self.tick_index):
             self.other += 1
             return
@@ -111,7 +106,7 @@ class Ccm(InputNode):
             if not isinstance(current, Invalid) and not isinstance(selected, Invalid) and current != selected:
                 self.shift_tick = self.tick_index
             return
-        super().handle(msg)
+        super().handle_other(msg)
 
     def tick(self, deadline: float, transmit: bool) -> None:
         self.speed_kph = speed = self.held.get(self.tick_index)

@@ -58,7 +58,7 @@ class Ecu(InputNode):
     def grade_pct(self) -> float:
         return self.vehicle.grade_pct
 
-    def handle(self, msg: can.Message) -> None:
+    def handle_other(self, msg: can.Message) -> None:
         """A brake demand frame goes to the brake input; everything else as for any input node."""
         brake = self.brake
         if (brake is not None and brake.matches(msg.arbitration_id, msg.is_extended_id)
@@ -69,7 +69,7 @@ class Ecu(InputNode):
             else:
                 self.brake_held.update(value, self.tick_index, brake.source_address(msg.arbitration_id))
             return
-        super().handle(msg)
+        super().handle_other(msg)
 
     def tick(self, deadline: float, transmit: bool) -> None:
         app = self.held.get(self.tick_index)

@@ -110,12 +110,11 @@ class InputNode:
         self.overruns += 1
 
     def handle(self, msg: can.Message) -> None:
-        """Take a frame's value into the held input if, and only if, it is a clean input value."""
+        """Take a frame's value into the held input if, and only if, it is a clean input value;
+        a frame of another message goes to :meth:`handle_other`."""
         codec = self.codec_in
         if not codec.matches(msg.arbitration_id, msg.is_extended_id):
-            if self.network is not None:
-                self.network.receive(msg)
-            self.other += 1
+            self.handle_other(msg)
             return
         if msg.is_remote_frame:
             self.invalid["remote_frame"] += 1
@@ -145,6 +144,14 @@ class InputNode:
         self.input_error = False
         self.accepted += 1
         self.held.update(value, self.tick_index, source)
+
+    def handle_other(self, msg: can.Message) -> None:
+        """A frame of another message than the input role's: the J1939 part takes what is its own,
+        the rest is counted. A node that listens for more (the ECU's brake demand, the CCM's gears
+        and driver) takes its frames first and hands on the rest."""
+        if self.network is not None:
+            self.network.receive(msg)
+        self.other += 1
 
     def _source_changed(self, source: int) -> None:
         """A frame of the input role from another address than the previous one."""
