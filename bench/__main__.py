@@ -1,5 +1,6 @@
 """``python -m bench`` is what ``scripts/bench`` runs once the environment is set up;
-``scripts/bench campaign ...`` runs the campaign benchmark (bench/campaign.py) instead."""
+``scripts/bench campaign ...`` runs the campaign benchmark (bench/campaign.py) instead, and
+``scripts/bench versus REV`` this tree's virtual-time rates beside a commit's (bench/versus.py)."""
 
 import sys
 
@@ -7,6 +8,11 @@ if sys.argv[1:2] == ["campaign"]:
     from bench.campaign import main as campaign_main
 
     sys.exit(campaign_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["versus"]:
+    from bench.versus import main as versus_main
+
+    sys.exit(versus_main(sys.argv[2:]))
 
 from bench.run import main
 
