@@ -15,6 +15,7 @@ import re
 import socket
 import struct
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -24,12 +25,18 @@ HEADER = struct.Struct("<4d")
 REQUEST = struct.Struct("<6d")
 
 
-def _server() -> tuple[subprocess.Popen[str], tuple[str, int]]:
+def _server(pythonpath: str | None) -> tuple[subprocess.Popen[str], tuple[str, int]]:
+    """``ecu-sim cosim`` of this tree, or of the package found first on ``pythonpath``."""
     from bench.run import child_env, ecu_sim_command
 
-    proc = subprocess.Popen([*ecu_sim_command(), "cosim", "--listen", "127.0.0.1:0", "--peer-timeout", "5"],
+    env = child_env()
+    command = ecu_sim_command()
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+        command = [sys.executable, "-m", "ecu_sim"]
+    proc = subprocess.Popen([*command, "cosim", "--listen", "127.0.0.1:0", "--peer-timeout", "5"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env=child_env())
+                            text=True, env=env)
     assert proc.stderr is not None
     for line in proc.stderr:
         match = re.search(r"listening on udp ([\d.]+):(\d+)", line)
@@ -38,11 +45,12 @@ def _server() -> tuple[subprocess.Popen[str], tuple[str, int]]:
     raise RuntimeError("ecu-sim cosim ended before it listened")
 
 
-def exchange(n: int, requests: int) -> dict[str, Any]:
-    """``requests`` requests of ``n`` ticks each against a fresh ``ecu-sim cosim``."""
+def exchange(n: int, requests: int, pythonpath: str | None = None) -> dict[str, Any]:
+    """``requests`` requests of ``n`` ticks each against a fresh ``ecu-sim cosim`` (of the package
+    first on ``pythonpath`` when given: a baseline's)."""
     from bench.run import cpu_seconds
 
-    proc, address = _server()
+    proc, address = _server(pythonpath)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.settimeout(10.0)
     sock.connect(address)

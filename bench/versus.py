@@ -13,7 +13,7 @@ Cases, each its own process as a user runs it:
   ticks/s (in the loop, start-up excluded), in both trees;
 - ``class6``: the same with ``--vehicle class6 --route appendix-d``, this tree only;
 - ``cosim n=1`` and ``cosim n=100``: ``ecu-sim cosim`` stepped over loopback UDP
-  (bench/cosim.py), this tree only, steps and ticks per second.
+  (bench/cosim.py), steps and ticks per second, in both trees when the baseline has the command.
 
 Results go to OUT/versus.json and a Markdown table on stdout (docs/performance.md).
 """
@@ -82,8 +82,11 @@ def export(rev: str, into: Path) -> Path:
 
 
 def simulate_rate(pythonpath: str | None, *extra: str) -> float:
-    """``ecu-sim simulate --duration 3600`` in a process: its own ticks per second."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAN_", "ECU_SIM"))}
+    """``ecu-sim simulate --duration 3600`` in a process: its own ticks per second; the package
+    first on ``pythonpath`` (a baseline's), or this tree's with None."""
+    from bench.run import child_env
+
+    env = child_env()
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     else:
@@ -100,24 +103,36 @@ def measure(rev: str, rounds: int, cosim_requests: int) -> dict[str, Any]:
     """``rounds`` rounds of every case, the baseline's simulate right before ours in each."""
     from bench import cosim
 
-    ours = str(REPO)
-    cases: dict[str, Callable[[], float]] = {
-        "simulate": lambda: simulate_rate(ours),
-        "class6": lambda: simulate_rate(ours, "--vehicle", "class6", "--route", "appendix-d"),
-        "cosim n=1": lambda: cosim.exchange(1, cosim_requests)["steps_per_s"],
-        "cosim n=100": lambda: cosim.exchange(100, max(1, cosim_requests // 10))["ticks_per_s"],
-    }
-    found: dict[str, list[float]] = {"baseline simulate": [], **{name: [] for name in cases}}
     with tempfile.TemporaryDirectory(prefix="ecu-sim-baseline-") as folder:
         base = str(export(rev, Path(folder)))
+        has_cosim = (Path(base) / "ecu_sim" / "cli" / "cosim.py").is_file()
+        tree = str(REPO)
+
+        def one_tick(tree: str | None) -> float:
+            return float(cosim.exchange(1, cosim_requests, tree)["steps_per_s"])
+
+        def hundred_ticks(tree: str | None) -> float:
+            return float(cosim.exchange(100, max(1, cosim_requests // 10), tree)["ticks_per_s"])
+
+        # (case, this tree's run, the baseline's run or None), run in this order in every round
+        cases: list[tuple[str, Callable[[], float], Callable[[], float] | None]] = [
+            ("simulate", lambda: simulate_rate(tree), lambda: simulate_rate(base)),
+            ("class6", lambda: simulate_rate(tree, "--vehicle", "class6", "--route", "appendix-d"), None),
+            ("cosim n=1", lambda: one_tick(None), (lambda: one_tick(base)) if has_cosim else None),
+            ("cosim n=100", lambda: hundred_ticks(None),
+             (lambda: hundred_ticks(base)) if has_cosim else None),
+        ]
+        ours: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        theirs: dict[str, list[float]] = {name: [] for name, _, baseline in cases if baseline is not None}
         for k in range(rounds):
             print(f"round {k + 1} of {rounds}", file=sys.stderr, flush=True)
-            found["baseline simulate"].append(simulate_rate(base))
-            for name, case in cases.items():
-                found[name].append(case())
-    summaries = {name: Summary(tuple(rates)) for name, rates in found.items()}
-    summaries["simulate"] = Summary(tuple(found["simulate"]),
-                                    pairwise(found["simulate"], found["baseline simulate"]))
+            for name, run, baseline in cases:
+                if baseline is not None:
+                    theirs[name].append(baseline())
+                ours[name].append(run())
+    summaries = {f"baseline {name}": Summary(tuple(rates)) for name, rates in theirs.items()}
+    for name, rates in ours.items():
+        summaries[name] = Summary(tuple(rates), pairwise(rates, theirs[name]) if name in theirs else ())
     return {"rev": rev, "rounds": rounds, "loadavg": os.getloadavg(),
             "cases": {name: {"rates": s.rates, "median": s.median, "best": s.best,
                              "ratio_median": s.ratio_median, "ratio_range": s.ratio_range()}
@@ -125,10 +140,10 @@ def measure(rev: str, rounds: int, cosim_requests: int) -> dict[str, Any]:
 
 
 def table(result: dict[str, Any]) -> str:
-    units = {"cosim n=1": "steps/s"}
+    units = {"cosim n=1": "steps/s", "baseline cosim n=1": "steps/s"}
     lines = [f"rounds: {result['rounds']}, baseline {result['rev']}, load average at the end "
              + " ".join(f"{x:.2f}" for x in result["loadavg"]), "",
-             "| case | median | best | ratio to the baseline's simulate, median of rounds (range) |",
+             "| case | median | best | ratio to the baseline's, median of rounds (range) |",
              "|---|---:|---:|---|"]
     for name, c in result["cases"].items():
         unit = units.get(name, "ticks/s")
