@@ -17,7 +17,7 @@ import can
 from ecu_sim.bus.transmit import FrameFactory, new_message
 from ecu_sim.runtime.clock import VirtualClock
 
-#: every attribute of a python-can 4 Message; _Frame below sets exactly these
+#: every attribute of a python-can 4 Message; _Frame below sets or fixes exactly these
 _MESSAGE_SLOTS = frozenset({
     "timestamp", "arbitration_id", "is_extended_id", "is_remote_frame", "is_error_frame", "channel",
     "dlc", "data", "is_fd", "is_rx", "bitrate_switch", "error_state_indicator",
@@ -27,23 +27,27 @@ _MESSAGE_SLOTS = frozenset({
 class _Frame(can.Message):
     """A can.Message built without the general constructor's keyword handling, at a fraction of the cost.
 
-    Only used when python-can's Message has exactly the slots set here (checked at import), so a
-    future python-can with another field falls back to the ordinary constructor.
+    The fields no frame of the link ever changes (a classic data frame, not remote, not an error)
+    are the class's, so building one sets five slots; a frame is never changed after it is sent
+    (see the module), and code that wants a changed frame copies it first, as python-can's
+    ``copy`` makes an ordinary Message. Only used when python-can's Message has exactly the slots
+    named here (checked at import), so a future python-can with another field falls back to the
+    ordinary constructor.
     """
 
     __slots__ = ()
+    is_remote_frame = False
+    is_error_frame = False
+    channel = None
+    is_fd = False
+    is_rx = True
+    bitrate_switch = False
+    error_state_indicator = False
 
     def __init__(self, arbitration_id: int, data: bytes, is_extended_id: bool) -> None:
         self.timestamp = 0.0
         self.arbitration_id = arbitration_id
         self.is_extended_id = is_extended_id
-        self.is_remote_frame = False
-        self.is_error_frame = False
-        self.channel = None
-        self.is_fd = False
-        self.is_rx = True
-        self.bitrate_switch = False
-        self.error_state_indicator = False
         self.data = bytearray(data)
         self.dlc = len(data)
 
