@@ -48,14 +48,17 @@ class OwnFrames:
         self.foreign = 0
         #: spells of such frames, each separated by EPISODE_QUIET_S without one
         self.episodes = 0
-        self._sent: deque[tuple[int, bytes]] = deque(maxlen=REMEMBERED)
+        # The frames themselves, not copies of their bytes: no frame is changed after it is sent,
+        # and keeping a reference costs the send nothing but an append.
+        self._sent: deque[can.Message] = deque(maxlen=REMEMBERED)
+        #: ``remember(msg)`` is ``sent(msg)`` without the call, for the port's send of every tick
         self.remember = self._sent.append
         self._monotonic = monotonic
         self._last_foreign = -math.inf
 
     def sent(self, msg: can.Message) -> None:
         """``msg`` went to the bus: its echo, if the bus gives one, is ours."""
-        self.remember((msg.arbitration_id, bytes(msg.data)))
+        self.remember(msg)
 
     def is_echo(self, msg: can.Message) -> bool:
         """True for our own frame heard back; False (and counted) for another sender's.
@@ -64,12 +67,12 @@ class OwnFrames:
         kernel's timer repeats its newest payload until the next update and a payload often
         stays the same from tick to tick.
         """
-        key = (msg.arbitration_id, bytes(msg.data))
-        sent = self._sent
-        if key in sent:
-            while sent[0] != key:
-                sent.popleft()
-            return True
+        ident, data, sent = msg.arbitration_id, msg.data, self._sent
+        for index, ours in enumerate(sent):
+            if ours.arbitration_id == ident and ours.data == data:
+                for _ in range(index):
+                    sent.popleft()
+                return True
         self._foreign(msg)
         return False
 

@@ -189,7 +189,7 @@ class Port:
         except (can.CanOperationError, OSError) as exc:
             self.send_failed(msg, exc)
             return
-        self.own.remember((msg.arbitration_id, bytes(msg.data)))  # own.sent, one call less
+        self.own.remember(msg)  # own.sent, one call less
         self.counters.tx += 1  # what sent() does, without a call: every tick of every node comes here
         for listener in self._listeners:
             listener.on_frame(msg, Direction.SENT)
