@@ -71,8 +71,9 @@ class J1939Network:
         self._next_dm1: int | None = None
         self._inbox: list[Received] = []
         self._waiting: list[Pdu] = []
-        #: until this tick nothing happens without input: no DTC, nothing pending, no DM1 due
-        self._quiet_until = 0
+        #: until this tick a tick without conditions does nothing: no DTC, nothing received or
+        #: pending, no DM1 due (0 as soon as something arrives); see :meth:`idle`
+        self.quiet_until = 0
         #: requests answered, NACKed, and DM11 clears done
         self.answered = 0
         self.nacked = 0
@@ -97,6 +98,7 @@ class J1939Network:
         ours = frame.source == self.claim.address and frame.pgn != ADDRESS_CLAIMED_PGN
         if frame.destination in (GLOBAL_ADDRESS, self.claim.address) and not ours:
             self._inbox.append(frame)
+            self.quiet_until = 0
         return True
 
     def address_in_use(self) -> None:
@@ -106,10 +108,11 @@ class J1939Network:
         (the lower NAME keeps it); a sender that never claims is only counted."""
         self.conflicts += 1
         self._reassert = True
+        self.quiet_until = 0
 
     def idle(self, tick: int) -> bool:
         """Whether a tick without conditions would do nothing: nothing received, due or pending."""
-        return tick < self._quiet_until and not self._inbox and not self._reassert
+        return tick < self.quiet_until
 
     def tick(self, tick: int, conditions: set[Dtc]) -> list[tuple[int, bytes]]:
         """Advance one tick; the frames (identifier, data) to send now."""
@@ -134,7 +137,7 @@ class J1939Network:
             self._waiting = []
             self.sender.tick(tick, out)
         self.reassembler.tick(tick, out)
-        self._quiet_until = self._quiet_from(tick)
+        self.quiet_until = self._quiet_from(tick)
         address = self.address
         return [(arbitration_id(pdu, address), pdu.data) for pdu in out]
 

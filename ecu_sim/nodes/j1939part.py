@@ -103,7 +103,7 @@ class NetworkPart:
 
     def tick(self, tick: int, input_missing: bool, input_error: bool) -> None:
         port, network = self._port, self.network
-        if (not input_missing and not input_error and not self._dtc_windows and network.idle(tick)
+        if (not input_missing and not input_error and not self._dtc_windows and tick < network.quiet_until
                 and port.own.episodes == self._episodes
                 and port.controller_state is not ControllerState.BUS_OFF):
             return  # nothing to do: the common tick, so decided without building anything
