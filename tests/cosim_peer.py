@@ -12,21 +12,22 @@ from ecu_sim.cosim import protocol
 from ecu_sim.cosim.protocol import Datagram, Frame
 from ecu_sim.cosim.server import CosimServer
 from ecu_sim.cosim.stepper import Stepper
-from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.settings.model import Settings
 
 NAN = math.nan
-#: values of an answer (the contract's outputs of the amp profile)
-OUTPUTS = 7
 
 
 class Peer:
     """One socket that sends requests and waits for their answers (a hang guard, not a rule)."""
 
-    def __init__(self, address: tuple[str, int]) -> None:
+    def __init__(self, address: tuple[str, int], inputs: int, outputs: int) -> None:
+        """``inputs`` and ``outputs``: how many values the server's contract has each way."""
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.settimeout(30.0)
         self.address = address
+        self.inputs = inputs
+        self.outputs = outputs
         self.seq = 0
 
     def raw(self, data: bytes) -> bytes:
@@ -34,16 +35,17 @@ class Peer:
         return self.sock.recv(protocol.MAX_DATAGRAM)
 
     def step(self, n: int, app: float = NAN, grade: float = NAN,
-             frames: tuple[Frame, ...] | None = None) -> Datagram:
+             frames: tuple[Frame, ...] | None = None, brake: float = NAN) -> Datagram:
         self.seq += 1
-        answer = self.request(self.seq, n, app, grade, frames)
+        answer = self.request(self.seq, n, app, grade, frames, brake)
         assert not answer.is_error, answer.message
         return answer
 
     def request(self, seq: int, n: int, app: float = NAN, grade: float = NAN,
-                frames: tuple[Frame, ...] | None = None) -> Datagram:
-        data = protocol.encode(Datagram(seq, n, 0, (app, grade), frames))
-        return protocol.decode(self.raw(data), OUTPUTS)
+                frames: tuple[Frame, ...] | None = None, brake: float = NAN) -> Datagram:
+        values = (app, grade, brake)[:self.inputs]
+        data = protocol.encode(Datagram(seq, n, 0, values, frames))
+        return protocol.decode(self.raw(data), self.outputs)
 
 
 @contextmanager
@@ -53,11 +55,11 @@ def served(settings: Settings | None = None, peer_timeout_s: float = 60.0,
     settings, profile = prepare(settings or Settings())
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
-    with sock, Stepper(settings, profile, load_route(settings)) as stepper:
+    with sock, Stepper(settings, profile, load_vehicle_route(settings)) as stepper:
         server = CosimServer(sock, stepper, peer_timeout_s, max_ticks, busy_poll_s)
         thread = threading.Thread(target=server.serve, daemon=True)
         thread.start()
-        peer = Peer(sock.getsockname())
+        peer = Peer(sock.getsockname(), len(stepper.contract.inputs), len(stepper.contract.outputs))
         try:
             yield peer, server
         finally:

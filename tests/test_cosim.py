@@ -13,7 +13,7 @@ from ecu_sim.cosim import protocol
 from ecu_sim.cosim.protocol import ErrorCode, Frame
 from ecu_sim.runs.prepare import prepare
 from ecu_sim.runs.simulation import Driver, Simulation
-from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings
+from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
 from tests.cosim_peer import NAN, served
 
 FLAT = Settings(run=RunSettings(grade_pct=0.0, initial_speed_kph=0.0))
@@ -199,3 +199,64 @@ def test_with_the_j1939_profile_every_signal_the_ecu_sends_is_an_output_nan_when
     on_the_wire = profile.speed.decode(profile.speed.encode(answer.values[SPEED]))
     assert values["WheelBasedVehicleSpeed"] == on_the_wire
     assert math.isnan(values["CruiseCtrlActive"])  # sent as all ones: not available
+
+
+# -- the class6 truck -------------------------------------------------------------------------------------
+
+CLASS6 = Settings(vehicle=VehicleSettings(preset="class6"),
+                  run=RunSettings(initial_speed_kph=50.0))
+#: class6 on the j1939 profile, whose DBC carries the brake demand the ECU receives (EBC1)
+CLASS6_J1939 = dataclasses.replace(CLASS6, profile=ProfileSettings(name="j1939"))
+GEAR, ENGINE_RPM, BRAKE_APPLIED, ELEVATION = 6, 8, 9, 10
+
+
+def test_class6_with_a_constant_app_gives_the_speed_trace_of_simulate_with_that_app() -> None:
+    settings, profile = prepare(CLASS6)
+    with Simulation(settings, Driver("pedal", 35.0), profile) as simulation:
+        expected = []
+        for _ in range(400):
+            simulation.loop.run(1)
+            driveline = simulation.ecu.vehicle.driveline()
+            assert driveline is not None
+            expected.append((simulation.ecu.state.speed_kph, float(driveline.gear)))
+    with served(CLASS6) as (peer, _):
+        answers = [peer.step(1, app=35.0).values for _ in range(400)]
+    assert [(a[SPEED], a[GEAR]) for a in answers] == expected
+
+
+def test_class6_answers_are_bit_identical_however_the_run_is_split() -> None:
+    with served(CLASS6_J1939) as (peer, _):
+        singles = [peer.step(1, app=70.0).values for _ in range(140)]
+    with served(CLASS6_J1939) as (peer, _):
+        sevens = [peer.step(7, app=70.0).values for _ in range(20)]
+    packed = struct.Struct(f"<{len(singles[0])}d")
+    assert [packed.pack(*v) for v in sevens] == [packed.pack(*singles[7 * i + 6]) for i in range(20)]
+
+
+def test_the_peers_brake_demand_stops_the_class6_truck() -> None:
+    with served(CLASS6_J1939) as (peer, _):
+        answers = [peer.step(10, app=0.0, grade=0.0, brake=60.0) for _ in range(10)]
+    assert answers[0].values[BRAKE_APPLIED] == 60.0
+    assert answers[-1].values[SPEED] == 0.0
+
+
+def test_without_a_brake_in_the_dbc_the_class6_truck_takes_two_inputs_and_never_brakes() -> None:
+    with served(CLASS6) as (peer, _):
+        assert peer.inputs == 2
+        answer = peer.step(10, app=20.0)
+    assert answer.values[BRAKE_APPLIED] == 0.0
+
+
+def test_a_grade_from_the_peer_stands_the_class6_truck_on_that_slope() -> None:
+    with served(CLASS6) as (peer, _):
+        answer = peer.step(5, app=30.0, grade=4.0)
+    assert answer.values[GRADE] == pytest.approx(4.0, rel=1e-12)
+    assert math.isnan(answer.values[ELEVATION])
+
+
+def test_the_class6_answer_reports_gear_and_engine_speed_in_their_ranges() -> None:
+    with served(CLASS6) as (peer, _):
+        answer = peer.step(50, app=40.0)
+    assert 1 <= answer.values[GEAR] <= 6
+    assert 700.0 <= answer.values[ENGINE_RPM] <= 2600.0
+    assert not math.isnan(answer.values[ELEVATION])

@@ -57,11 +57,14 @@ def test_a_busy_poll_outside_0_to_1_s_exits_2(cli_main: Cli, seconds: str) -> No
     assert result.status == 2 and "--busy-poll must be within 0..1 s" in result.err
 
 
-def test_cosim_with_the_class6_truck_exits_2(cli_main: Cli, tmp_path: Path) -> None:
-    ini = tmp_path / "class6.ini"
-    ini.write_text("[vehicle]\npreset = class6\n")
-    result = cli_main("cosim", "--config", str(ini))
-    assert result.status == 2 and "testbed truck only" in result.err and "class6.ini" in result.err
+def test_the_class6_contract_adds_the_brake_the_driveline_and_the_engine_messages(cli_main: Cli) -> None:
+    result = cli_main("cosim", "--vehicle", "class6", "--profile", "j1939", "--contract", "json")
+    assert result.status == 0
+    spec = json.loads(result.out)
+    assert [e["name"] for e in spec["inputs"]] == ["app_pct", "grade_pct", "brake_pct"]
+    outputs = [e["name"] for e in spec["outputs"]]
+    assert {"gear", "selected_gear", "engine_rpm", "brake_applied_pct", "elevation_m"} <= set(outputs)
+    assert "EEC1.EngSpeed" in outputs and "ETC2.TransCurrentGear" in outputs
 
 
 # -- the reference peers in examples/, as real processes against a real ecu-sim cosim ---------------------
@@ -139,3 +142,20 @@ def test_a_broken_datagram_to_the_process_is_answered_and_logged_without_a_trace
     assert struct.unpack_from("<4d", answer)[2:] == (5.0, 4.0)
     assert cosim.wait() == 0
     assert "refused: datagram of 7 bytes is shorter" in cosim.log and "Traceback" not in cosim.log
+
+
+@pytest.mark.slow
+def test_a_peer_brakes_the_class6_truck_of_an_ecu_sim_cosim_process(start: Callable[..., Node]) -> None:
+    cosim = start("cosim", "--vehicle", "class6", "--profile", "j1939", "--initial-speed", "40",
+                  "--listen", "127.0.0.1:0", "--peer-timeout", "1")
+    port = int(cosim.wait_for(r"listening on udp 127\.0\.0\.1:(\d+)")[1])
+    assert "3 inputs" in cosim.log
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(HANG_S)
+        # version, seq, n, tick | APP 0 %, grade 0 %, brake 80 %: a hundred ticks
+        sock.sendto(struct.pack("<7d", 1.0, 1.0, 100.0, 0.0, 0.0, 0.0, 80.0), ("127.0.0.1", port))
+        answer = sock.recv(65535)
+    header, values = struct.unpack_from("<4d", answer), struct.unpack_from("<6d", answer, 32)
+    assert header[2:] == (100.0, 99.0)
+    assert values[1] == 0.0  # speed: stopped within ten seconds
+    assert cosim.wait() == 0

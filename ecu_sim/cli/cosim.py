@@ -67,16 +67,13 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> int:
     from ecu_sim.cosim.server import CosimServer
     from ecu_sim.cosim.stepper import Stepper
-    from ecu_sim.runs.prepare import load_route, prepare
+    from ecu_sim.runs.prepare import load_vehicle_route, prepare
 
     settings, profile = prepare(common.settings(args))
-    if settings.vehicle.preset != "testbed":
-        raise ConfigError(f"cosim steps the testbed truck only so far, not {settings.vehicle.preset!r} "
-                          f"({settings.origins.get('vehicle.preset', 'given')}); set it to testbed")
     if args.contract is not None:
         from ecu_sim.cosim.contract import contract
 
-        spec = contract(profile)
+        spec = contract(profile, settings.vehicle.preset)
         sys.stdout.write(spec.as_csv() if args.contract == "csv" else spec.as_json())
         return 0
     if not args.peer_timeout > 0:
@@ -93,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise EcuSimError(f"cannot listen on udp {args.listen}: {exc.strerror or exc}; choose another "
                           "--listen address or port") from None
-    with sock, Stepper(settings, profile, load_route(settings), schedule) as stepper:
+    with sock, Stepper(settings, profile, load_vehicle_route(settings), schedule) as stepper:
         duration = settings.run.duration_s
         server = CosimServer(sock, stepper, args.peer_timeout,
                              None if duration is None else max(1, ticks_in(duration, stepper.period_s)),

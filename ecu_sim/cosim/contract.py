@@ -1,9 +1,14 @@
 """What each double of a co-simulation datagram means: index, name, unit, range, for both directions.
 
 The list is generated, never written by hand: the inputs and the model's outputs come from the
-ECU, and after them one output per signal of every message the ECU puts on the bus, read from the
-DBC in use (its unit and range), so ``--profile j1939`` or a user's DBC change the contract and
-``ecu-sim cosim --contract`` says how. A Simulink or LabVIEW user wires the vector from this list.
+ECU and its vehicle, and after them one output per signal of every message the ECU puts on the
+bus, read from the DBC in use (its unit and range), so ``--profile j1939``, ``--vehicle class6``
+or a user's DBC change the contract and ``ecu-sim cosim --contract`` says how. A Simulink or
+LabVIEW user wires the vector from this list.
+
+The ``class6`` truck adds what it has: a brake demand input when the DBC carries the brake pedal
+position the ECU receives (SPN 521, EBC1), its driveline and road among the model's outputs, and
+the engine messages it sends (EEC1, ETC2) among the bus signals.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from dataclasses import asdict, dataclass
 from cantools.database.can import Message
 
 from ecu_sim.codec.profile import Profile
+from ecu_sim.nodes.engine_frames import find_messages
+from ecu_sim.nodes.factory import SPN_BRAKE_PEDAL_POSITION, spn_codec
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,10 @@ INPUTS = (
                                  "frames of the CAN encoding drive the ECU, else it coasts)"),
     ("grade_pct", "%", -100.0, 100.0, "road grade, positive uphill; NaN: the ECU's route"),
 )
+#: the input a truck with a service brake adds, when the DBC carries the brake demand it receives
+BRAKE_INPUT = ("brake_pct", "%", 0.0, 100.0, "service brake demand, sent as the DBC's brake pedal position; "
+                                            "NaN: none from the peer (then only its frames of the CAN "
+                                            "encoding brake the truck)")
 #: the model's outputs, before the bus signals
 MODEL_OUTPUTS = (
     ("t_s", "s", 0.0, math.inf, "time of the answer's tick: tick * period"),
@@ -46,6 +57,15 @@ MODEL_OUTPUTS = (
     ("grade_pct", "%", -100.0, 100.0, "grade the model used in the last tick"),
     ("app_pct", "%", 0.0, 100.0, "APP the model used in the last tick (0 when missing)"),
     ("app_missing", "", 0.0, 1.0, "1 when the ECU had no valid APP in the last tick (it coasts)"),
+)
+#: what the ``class6`` truck adds to the model's outputs
+DRIVELINE_OUTPUTS = (
+    ("gear", "", 1.0, math.inf, "engaged gear"),
+    ("selected_gear", "", 1.0, math.inf, "gear selected; differs from the engaged one during a shift"),
+    ("engine_rpm", "rpm", 0.0, math.inf, "engine speed"),
+    ("brake_applied_pct", "%", 0.0, 100.0, "brake demand the model used in the last tick"),
+    ("elevation_m", "m", -math.inf, math.inf, "height of the route under the front axle; NaN while the "
+                                               "peer gives the grade"),
 )
 
 
@@ -86,14 +106,20 @@ def _entries(rows: Sequence[tuple[str, str, float, float, str]]) -> tuple[Entry,
     return tuple(Entry(i, *row) for i, row in enumerate(rows))
 
 
-def contract(profile: Profile) -> Contract:
-    """The contract of an ECU on ``profile``: its inputs, its model, every signal it sends."""
-    messages = (profile.speed.message,)
+def contract(profile: Profile, vehicle: str = "testbed") -> Contract:
+    """The contract of an ECU on ``profile`` driving ``vehicle`` (a preset name): its inputs, its
+    model, every signal it sends."""
+    class6 = vehicle == "class6"
+    brake = class6 and spn_codec(profile, SPN_BRAKE_PEDAL_POSITION) is not None
+    engine = [m for m, _ in find_messages(profile.database, profile.speed.is_j1939)] if class6 else []
+    messages = (profile.speed.message, *engine)
     signals = [(f"{m.name}.{s.name}", s.unit or "", _bound(s.minimum, -math.inf), _bound(s.maximum, math.inf),
                 "signal on the bus, decoded from the last frame of the step; NaN when none was sent or "
                 "it says not available")
                for m in messages for s in m.signals]
-    return Contract(_entries(INPUTS), _entries([*MODEL_OUTPUTS, *signals]), messages)
+    inputs = [*INPUTS, BRAKE_INPUT] if brake else list(INPUTS)
+    model = [*MODEL_OUTPUTS, *DRIVELINE_OUTPUTS] if class6 else list(MODEL_OUTPUTS)
+    return Contract(_entries(inputs), _entries([*model, *signals]), messages)
 
 
 def _bound(value: float | None, default: float) -> float:

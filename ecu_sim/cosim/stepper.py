@@ -33,11 +33,13 @@ from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
 from ecu_sim.settings.model import Settings
-from ecu_sim.vehicle.drive import GradeProfile
+from ecu_sim.vehicle.drive import GradeProfile, Terrain
+from ecu_sim.vehicle.road import grade_pct_of
 
 
 class PeerRoad:
-    """The ECU's route, unless the peer gives a grade: then that grade, wherever the truck is."""
+    """The testbed truck's route, unless the peer gives a grade: then that grade, wherever the
+    truck is."""
 
     def __init__(self, route: GradeProfile) -> None:
         self._route = route
@@ -48,15 +50,43 @@ class PeerRoad:
         return self._route.grade_at(distance_m) if override is None else override
 
 
+class PeerTerrain:
+    """The ``class6`` truck's road, unless the peer gives a grade: then the truck stands on that
+    slope under both axles, wherever it is, and the route's heights do not apply (NaN)."""
+
+    def __init__(self, road: Terrain) -> None:
+        self._road = road
+        self._sin: float | None = None
+
+    @property
+    def override(self) -> float | None:
+        return None if self._sin is None else grade_pct_of(self._sin)
+
+    @override.setter
+    def override(self, grade_pct: float | None) -> None:
+        # sine of the slope from rise over run, with a square root only (bit-identical everywhere)
+        g = None if grade_pct is None else grade_pct * 0.01
+        self._sin = None if g is None else g / math.sqrt(1.0 + g * g)
+
+    def elevation_at(self, distance_m: float) -> float:
+        return self._road.elevation_at(distance_m) if self._sin is None else math.nan
+
+    def sin_under_axles(self, distance_m: float, wheelbase_m: float) -> float:
+        sin = self._sin
+        return self._road.sin_under_axles(distance_m, wheelbase_m) if sin is None else sin
+
+
 class _PeerNode:
     """The peer on the ECU's bus: each tick it hears what was sent in the tick before, then sends
     the step's APP and the frames due at the tick."""
 
-    def __init__(self, port: Port, app: RoleCodec) -> None:
+    def __init__(self, port: Port, app: RoleCodec, brake: RoleCodec | None) -> None:
         self._send = port.send
         self._recv = port.recv
         self._app = app
+        self._brake = brake
         self.app_payload: bytes | None = None
+        self.brake_payload: bytes | None = None
         self.frames: deque[tuple[int, can.Message]] = deque()
         #: (offset in the step, frame) of every frame the ECU sent in the step
         self.received: list[tuple[int, can.Message]] = []
@@ -78,6 +108,9 @@ class _PeerNode:
         if self.app_payload is not None:
             app = self._app
             self._send(new_frame(app.frame_id, self.app_payload, app.is_extended_id))
+        if self.brake_payload is not None and self._brake is not None:
+            brake = self._brake
+            self._send(new_frame(brake.frame_id, self.brake_payload, brake.is_extended_id))
         self.offset = offset + 1
 
 
@@ -114,15 +147,17 @@ class _Decoder:
 class Stepper:
     """An ECU on a private bus that runs exactly the ticks it is asked for; closing it closes the bus."""
 
-    def __init__(self, settings: Settings, profile: Profile, route: GradeProfile,
+    def __init__(self, settings: Settings, profile: Profile, route: GradeProfile | Terrain,
                  schedule: FaultSchedule | None = None) -> None:
+        """``route``: the testbed truck's grade profile, or the ``class6`` truck's road."""
         self.settings = settings
         self.profile = profile
-        self.contract: Contract = contract(profile)
+        self.contract: Contract = contract(profile, settings.vehicle.preset)
         self.period_s = settings.run.resolved_period_s
         clock = VirtualClock()
         link = InProcessLink(clock, "cosim")
-        self.road = PeerRoad(route)
+        self.road: PeerRoad | PeerTerrain = (PeerTerrain(route) if isinstance(route, Terrain)
+                                             else PeerRoad(route))
         self._stack = ExitStack()
         with self._stack:
             peer_port = self._stack.enter_context(Port(link.bus(), []))
@@ -132,7 +167,7 @@ class Stepper:
             assert isinstance(node, Ecu)
             self._stack = self._stack.pop_all()
         self.ecu = node
-        self._peer = _PeerNode(peer_port, profile.app)
+        self._peer = _PeerNode(peer_port, profile.app, node.brake)
         self._loop = TickLoop(clock, self.period_s, [self._peer, node])
         self._signals = _signal_decoders(self.contract)
         self._last: dict[tuple[int, bool], bytes | bytearray] = {}
@@ -152,9 +187,12 @@ class Stepper:
              ) -> tuple[tuple[float, ...], tuple[Frame, ...] | None]:
         """Run ticks ``next_tick .. next_tick + n - 1``: the outputs at the last, and with ``frames``
         (the CAN encoding; None in the fixed format) the ECU's frames of the step."""
-        app_pct, grade_pct = inputs
+        app_pct, grade_pct = inputs[0], inputs[1]
         peer = self._peer
         peer.app_payload = None if math.isnan(app_pct) else self.profile.app.encode(app_pct)
+        if self.ecu.brake is not None:
+            brake_pct = inputs[2]
+            peer.brake_payload = None if math.isnan(brake_pct) else self.ecu.brake.encode(brake_pct)
         self.road.override = None if math.isnan(grade_pct) else grade_pct
         peer.offset = 0
         peer.frames.clear()
@@ -176,6 +214,11 @@ class Stepper:
         state = ecu.state
         values = [tick * self.period_s, state.speed_kph, state.distance_m, ecu.grade_pct, ecu.app_pct,
                   1.0 if ecu.app_missing else 0.0]
+        driveline = ecu.vehicle.driveline()
+        if driveline is not None:
+            elevation = ecu.vehicle.elevation_m
+            values += [float(driveline.gear), float(driveline.selected), driveline.engine_rpm,
+                       ecu.vehicle.brake_pct or 0.0, math.nan if elevation is None else elevation]
         for key, decoders in self._signals:
             data = self._last.get(key)
             values.extend(decoder.value(data) for decoder in decoders)

@@ -37,9 +37,8 @@ from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
-from ecu_sim.vehicle.drive import Class6Vehicle, GradeProfile, Plant, TestbedVehicle, Vehicle
+from ecu_sim.vehicle.drive import Class6Vehicle, GradeProfile, Plant, Terrain, TestbedVehicle, Vehicle
 from ecu_sim.vehicle.model import TruckModel
-from ecu_sim.vehicle.road import Road
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +101,7 @@ def hold_ticks(timeout_s: float, period_s: float) -> int:
 
 
 def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings, *,
-               route: GradeProfile | Road | None = None, schedule: FaultSchedule | None = None,
+               route: GradeProfile | Terrain | None = None, schedule: FaultSchedule | None = None,
                tx_mode: str = "user", new_frame: FrameFactory = new_message,
                plant: Plant | None = None, controls: ControlsSource | None = None) -> Built:
     """The node ``kind`` on ``port``; ``route`` is the road the ECU drives (the CCM has none): a
@@ -115,7 +114,7 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     all_faults = schedule.faults if schedule is not None else ()
     faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
     engine = (_engine_frames(port, profile, settings, new_frame)
-              if kind is NodeKind.ECU and isinstance(route, Road) else None)
+              if kind is NodeKind.ECU and isinstance(route, Terrain) else None)
     network = (None if kind is NodeKind.DRIVER else  # the driver is a person's pedals, no ECU
                build_network(kind.name, port, profile, sends, kind.input_spn, settings.j1939, all_faults,
                              period, new_frame, None if engine is None else engine.latest()))
@@ -150,13 +149,13 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     return Built(node, transmitter, injector)
 
 
-def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route: GradeProfile | Road,
+def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route: GradeProfile | Terrain,
          plant: Plant | None, network: NetworkPart | None, engine: EngineFrames | None) -> Ecu:
     """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames."""
     run = settings.run
     period = run.resolved_period_s
     hold = hold_ticks(run.input_timeout_s(run.app_timeout_s), period)
-    if not isinstance(route, Road):
+    if not isinstance(route, Terrain):
         truck = TruckModel(settings.truck) if plant is None else plant
         vehicle: Vehicle = TestbedVehicle(truck, route, run.initial_speed_kph, period)
         return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source, network=network)

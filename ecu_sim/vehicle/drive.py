@@ -9,11 +9,11 @@ runs stay bit-for-bit the same; it has no brake and no driveline.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.model import TruckState
-from ecu_sim.vehicle.road import Road, grade_pct_of
+from ecu_sim.vehicle.road import grade_pct_of
 
 PRESETS = ("testbed", "class6")
 
@@ -29,6 +29,17 @@ class GradeProfile(Protocol):
     """A grade by distance: the built-in schedule, or a road whose grade a co-simulation peer sets."""
 
     def grade_at(self, distance_m: float) -> float: ...
+
+
+@runtime_checkable
+class Terrain(Protocol):
+    """Heights along a road, which the ``class6`` truck feels under its axles: a road of
+    elevations (:class:`ecu_sim.vehicle.road.Road`), or one whose slope a co-simulation peer sets.
+    Checked at construction only (which vehicle a route is for), never per tick."""
+
+    def elevation_at(self, distance_m: float) -> float: ...
+
+    def sin_under_axles(self, distance_m: float, wheelbase_m: float) -> float: ...
 
 
 class Driveline(NamedTuple):
@@ -87,7 +98,7 @@ class TestbedVehicle:
 class Class6Vehicle:
     """The ``class6`` truck on a road of elevations, with the slope taken under its two axles."""
 
-    def __init__(self, model: Class6Model, road: Road, wheelbase_m: float, initial_speed_kph: float,
+    def __init__(self, model: Class6Model, road: Terrain, wheelbase_m: float, initial_speed_kph: float,
                  dt_s: float) -> None:
         self.model = model
         self.road = road
