@@ -129,10 +129,3 @@ def test_a_payload_makes_the_class6_truck_slower_to_accelerate(cli_main: Cli, tm
     loaded = simulate(cli_main, tmp_path, "--initial-speed", "0", "--app", "100", "--duration", "30",
                       "--payload", "5000")
     assert loaded[-1]["speed_kph"] < empty[-1]["speed_kph"]
-
-
-def test_recording_a_class6_run_exits_2_since_replay_restores_the_testbed_only(
-        cli_main: Cli, tmp_path: Path) -> None:
-    result = cli_main("run", "-i", "virtual", "-c", "no-bus-needed", "--vehicle", "class6",
-                      "--record", str(tmp_path / "run.log"), "--duration", "0.1")
-    assert result.status == 2 and "--record" in result.err

@@ -282,3 +282,58 @@ def test_a_bad_hex_byte_in_a_log_is_not_a_recording_and_names_the_frame(
     assert result.status == 2, result.err
     assert f"{log}: frame 11 cannot be read (ValueError" in result.err
     assert "Traceback" not in result.err
+
+
+# -- the class6 truck --------------------------------------------------------------------------------
+
+
+def test_a_class6_ecu_recording_with_its_engine_frames_replays_bit_for_bit(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    log = tmp_path / "class6.log"
+    result = cli_main("-i", "virtual", "-c", virtual_channel, "--vehicle", "class6", "--profile", "j1939",
+                      "--route", "appendix-d", "--initial-speed", "60", "--record", str(log),
+                      "--duration", "3")
+    assert result.status == 0, result.err
+    replayed = cli_main("replay", str(log))
+    assert replayed.status == 0, replayed.err
+    # 30 ticks; speed, EEC1 and ETC2 from the end of the claim on, the claim and a DM1 before it
+    assert "replayed 30 ticks (3.0 s)" in replayed.out and "bit for bit as recorded" in replayed.out
+    sent = re.search(r": (\d+) frames sent bit for bit", replayed.out)
+    assert sent is not None and int(sent[1]) > 3 * 27
+
+
+def elevation_route(path: Path, top_m: float) -> Path:
+    path.write_text("distance_m,elevation_m\n0,0\n500," + f"{top_m}\n1000,0\n")
+    return path
+
+
+def record_class6_on(route: Path, log: Path, cli_main: Cli, channel: str) -> None:
+    result = cli_main("-i", "virtual", "-c", channel, "--vehicle", "class6", "--route", str(route),
+                      "--record", str(log), "--duration", "2")
+    assert result.status == 0, result.err
+
+
+def test_a_class6_recording_replays_on_its_route_file_read_again(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    record_class6_on(elevation_route(tmp_path / "hill.csv", 30.0), tmp_path / "hill.log", cli_main,
+                     virtual_channel)
+    replayed = cli_main("replay", str(tmp_path / "hill.log"))
+    assert replayed.status == 0 and "replayed 20 ticks" in replayed.out
+
+
+def test_a_class6_recording_whose_route_file_is_gone_exits_2_naming_it(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    route = elevation_route(tmp_path / "hill.csv", 30.0)
+    record_class6_on(route, tmp_path / "hill.log", cli_main, virtual_channel)
+    route.unlink()
+    replayed = cli_main("replay", str(tmp_path / "hill.log"))
+    assert replayed.status == 2 and "recorded on the route" in replayed.err and "hill.csv" in replayed.err
+
+
+def test_a_class6_recording_whose_route_file_changed_warns_that_the_replay_may_differ(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    route = elevation_route(tmp_path / "hill.csv", 30.0)
+    record_class6_on(route, tmp_path / "hill.log", cli_main, virtual_channel)
+    elevation_route(route, 31.0)
+    replayed = cli_main("replay", str(tmp_path / "hill.log"))
+    assert "is not the route file the recording was made with" in replayed.err

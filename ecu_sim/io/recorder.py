@@ -51,7 +51,7 @@ FLUSH_INTERVAL_S = 1.0
 SYNC_INTERVAL_S = 10.0
 
 #: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
-REPLAYED_SECTIONS = ("profile", "truck", "controller", "run", "j1939")
+REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939")
 
 
 def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tuple[float, float]] | None,
@@ -63,9 +63,18 @@ def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tupl
         "log": os.path.basename(log_name),
         "settings": _replayed_settings(settings),
         "route": None if route is None else [list(point) for point in route],
+        # a road file is read again by the replay (its elevation samples can be many): its checksum
+        # tells whether it is still the same
+        "road_sha256": _road_checksum(settings) if route is None else None,
         "dbc": {"path": profile.dbc_path, "sha256": dbc_checksum(settings.profile.dbc)},
         "faults": {"seed": schedule.seed, "faults": [dataclasses.asdict(f) for f in schedule.faults]},
     }
+
+
+def _road_checksum(settings: Settings) -> str | None:
+    """The class6 road's file checksum; None for a built-in route or a constant grade."""
+    name = settings.run.grade_file
+    return None if name is None or not os.path.isfile(name) else dbc_checksum(name)
 
 
 def _replayed_settings(settings: Settings) -> dict[str, Any]:
@@ -74,6 +83,9 @@ def _replayed_settings(settings: Settings) -> dict[str, Any]:
     sections = {name: dataclasses.asdict(getattr(settings, name)) for name in REPLAYED_SECTIONS}
     if settings.profile.dbc is not None:
         sections["profile"]["dbc"] = os.path.abspath(settings.profile.dbc)
+    grade_file = settings.run.grade_file
+    if grade_file is not None and os.path.isfile(grade_file):  # a file, not a built-in's name
+        sections["run"]["grade_file"] = os.path.abspath(grade_file)
     return sections
 
 

@@ -24,7 +24,7 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault, FaultSchedule
 from ecu_sim.io import journal, mcap_format
 from ecu_sim.io.journal import TickRecord
-from ecu_sim.settings.model import J1939Settings, ProfileSettings, RunSettings, Settings
+from ecu_sim.settings.model import J1939Settings, ProfileSettings, RunSettings, Settings, VehicleSettings
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.route import GradeSchedule
 
@@ -112,12 +112,14 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
         profile = ProfileSettings(**recorded["profile"])
         settings = Settings(profile=profile if dbc is None else dataclasses.replace(profile, dbc=dbc),
                             truck=TruckParams(**recorded["truck"]),
+                            vehicle=VehicleSettings(**recorded.get("vehicle", {})),
                             controller=PiParams(**recorded["controller"]),
                             run=RunSettings(**recorded["run"]),
                             j1939=J1939Settings(**recorded.get("j1939", {})))
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{journal.journal_path(recording.path)}, line 1: settings this ecu-sim "
                           f"does not know ({exc}); replay with the version that recorded it") from None
+    _check_road(recording, settings)
     checksum = recording.head.get("dbc", {}).get("sha256")
     path = settings.profile.dbc
     if path is None:
@@ -130,3 +132,16 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
         log.warning("%s is not the DBC file the recording was made with (its checksum differs from "
                     "sha256 %s); the replay may differ", path, checksum)
     return settings
+
+
+def _check_road(recording: Recording, settings: Settings) -> None:
+    """A class6 road is read again from its file: it must be there, and should be the same."""
+    name, checksum = settings.run.grade_file, recording.head.get("road_sha256")
+    if checksum is None or name is None:
+        return
+    if not os.path.isfile(name):
+        raise ConfigError(f"{recording.path} was recorded on the route {name}, which is not there any "
+                          f"more; put the file with that content (sha256 {checksum}) back at that path")
+    if journal.dbc_checksum(name) != checksum:
+        log.warning("%s is not the route file the recording was made with (its checksum differs from "
+                    "sha256 %s); the replay may differ", name, checksum)

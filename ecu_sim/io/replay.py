@@ -37,7 +37,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
-from ecu_sim.runs.prepare import load_route, prepare
+from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runtime.clock import Inputs, VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
 
@@ -189,7 +189,8 @@ def replay(path: str, dbc: str | None = None,
     clock = ReplayClock(period, recording.ticks, bus)
     with Port(bus, own_ids=[kind.sends(profile).frame_id]) as port:
         port.add_listener(bus)
-        built = build_node(kind, port, profile, settings, route=recording.route() or load_route(settings),
+        route = recording.route() or (load_vehicle_route(settings) if kind is NodeKind.ECU else None)
+        built = build_node(kind, port, profile, settings, route=route,
                            schedule=recording.schedule())
         bus.feed(0)
         observers: list[TickObserver] = [bus] if watch is None else [bus, watch(built.node)]

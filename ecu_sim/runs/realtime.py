@@ -54,9 +54,6 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     settings, profile = prepare(settings, "app" if kind is NodeKind.DRIVER else "speed")
     own_ids = kind.frame_ids(profile, settings)
     route = load_vehicle_route(settings) if kind is NodeKind.ECU else None
-    if isinstance(route, Road) and settings.record.file is not None:
-        raise ConfigError("--record replays the testbed vehicle only so far; record without "
-                          "--vehicle class6, or run class6 without --record")
     schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
     injector.check(schedule.faults, kind.sends(profile), settings.run.resolved_period_s)
     for fault in after_the_run(schedule.faults, settings.run.duration_s):
