@@ -20,6 +20,7 @@ the engine's torque changes with its speed within a tick, steeply so at the gove
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -126,6 +127,9 @@ class Class6Model:
         grid = [lo + i * step for i in range(self._curve_last + 2)]
         self._full_table = [self.engine.full.at(r) for r in grid]
         self._drag_table = [self.engine.motoring.at(r) for r in grid]
+        #: each table's step to the next point, as the interpolation computes it
+        self._full_rise = [b - a for a, b in itertools.pairwise(self._full_table)]
+        self._drag_rise = [b - a for a, b in itertools.pairwise(self._drag_table)]
         self._locked_mass = [self._free_mass + p.engine_inertia_kg_m2 * (k / p.tire_radius_m) ** 2
                              for k in overall]
 
@@ -183,7 +187,8 @@ class Class6Model:
         p = self.params
         k_rpm = self._rpm_per_mps[gear - 1]
         lo, inv, last = self._curve_lo, self._curve_inv, self._curve_last
-        full, drag = self._full_table, self._drag_table
+        full, full_rise = self._full_table, self._full_rise
+        drag, drag_rise = self._drag_table, self._drag_rise
         a = app * 0.01
         ratio = p.gear_ratios[gear - 1]
         f_pos = ratio * p.transmission_efficiency * p.axle_ratio * p.axle_efficiency / p.tire_radius_m
@@ -196,10 +201,9 @@ class Class6Model:
             i = int(x) if x > 0.0 else 0
             if i >= last:
                 i, x = last, float(last)
-            t0 = drag[i]
-            t1 = full[i]
-            d = t0 + (x - i) * (drag[i + 1] - t0)
-            torque = d + a * (t1 + (x - i) * (full[i + 1] - t1) - d)
+            f = x - i
+            d = drag[i] + f * drag_rise[i]
+            torque = d + a * (full[i] + f * full_rise[i] - d)
             drive = torque * (f_pos if torque >= 0.0 else f_neg)
             if v <= 0.0 and drive - self._weight_n * sin_g <= static_n:
                 v = 0.0
