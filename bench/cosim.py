@@ -16,6 +16,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -34,9 +35,11 @@ def _server(pythonpath: str | None) -> tuple[subprocess.Popen[str], tuple[str, i
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
         command = [sys.executable, "-m", "ecu_sim"]
+    # Not from the repository's folder: ``python -m`` puts the working folder first on sys.path,
+    # where this tree's package would hide the baseline's.
     proc = subprocess.Popen([*command, "cosim", "--listen", "127.0.0.1:0", "--peer-timeout", "5"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, cwd=tempfile.gettempdir())
     assert proc.stderr is not None
     for line in proc.stderr:
         match = re.search(r"listening on udp ([\d.]+):(\d+)", line)

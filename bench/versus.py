@@ -91,6 +91,7 @@ def simulate_rate(pythonpath: str | None, *extra: str) -> float:
         env["PYTHONPATH"] = pythonpath
     else:
         env.pop("PYTHONPATH", None)
+    # Not from the repository's folder: ``python -m`` puts the working folder first on sys.path.
     done = subprocess.run([sys.executable, "-m", "ecu_sim", "simulate", "--duration", "3600", *extra],
                           cwd=tempfile.gettempdir(), env=env, capture_output=True, text=True, check=False)
     match = _RATE.search(done.stderr)
