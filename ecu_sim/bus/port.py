@@ -69,6 +69,10 @@ class Port:
         self.counters = PortCounters()
         #: the controller's state as last reported by an error frame (assumed error-active until then)
         self.controller_state = ControllerState.ERROR_ACTIVE
+        #: events a protocol layer above must look at: a frame of another sender with one of our
+        #: identifiers, a change of the controller's state. Only compared, so a layer can skip its
+        #: tick while nothing happened (ecu_sim.nodes.j1939part)
+        self.alerts = 0
         #: bumped on every reconnect, so transmitters know to set up again
         self.generation = 0
         self._listeners: tuple[PortListener, ...] = ()
@@ -156,6 +160,7 @@ class Port:
                     direction = Direction.ECHO
                 else:
                     counters.foreign += 1
+                    self.alerts += 1
                     direction = Direction.FOREIGN
             else:
                 counters.rx += 1
@@ -225,6 +230,7 @@ class Port:
         if state is None or state is self.controller_state:
             return
         previous, self.controller_state = self.controller_state, state
+        self.alerts += 1
         if state is ControllerState.BUS_OFF:
             log.warning("controller is bus-off; it recovers by its restart-ms setting "
                         "(e.g. `sudo ecu-sim link <iface> --restart-ms 100`)")
@@ -258,7 +264,9 @@ class Port:
             return
         self.generation += 1
         self.counters.reconnects += 1
-        self.controller_state = ControllerState.ERROR_ACTIVE
+        if self.controller_state is not ControllerState.ERROR_ACTIVE:
+            self.controller_state = ControllerState.ERROR_ACTIVE
+            self.alerts += 1
         log.warning("bus back after %.1f s", self._monotonic() - self._lost_at)
 
     def _close_quietly(self) -> None:

@@ -181,7 +181,10 @@ class InputNode:
             self.network.latest = data
 
     def may_send(self) -> bool:
-        """Whether the node's frame may go out: always, or once its address claim stands."""
+        """Whether the node's frame may go out: always, or once its address claim stands.
+
+        The nodes' ticks read ``network.open`` first, which holds once the claim stands: the
+        common case, decided without this call."""
         network = self.network
         return network is None or network.open or network.may_send(self.tick_index)
 
@@ -196,7 +199,8 @@ class InputNode:
         and frames that arrived meanwhile wait for the next tick.
         """
         network, tick = self.network, self.tick_index
-        if network is not None and transmit:
+        if network is not None and transmit and (input_missing or tick >= network.due_from
+                                                 or self.port.alerts != network.alerts_seen):
             startup = network.startup_ticks  # the peer claims its address too
             past_timeout = input_missing and tick >= self.hold_ticks + startup
             network.tick(tick, past_timeout, input_missing and self.input_error)

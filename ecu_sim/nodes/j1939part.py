@@ -76,10 +76,18 @@ class NetworkPart:
         self.open = False
         #: ticks a peer starting with this node is silent while it claims (see InputNode.finish_tick)
         self.startup_ticks = network.claim.delay_ticks
+        #: the node may skip the part's tick before this one while its input is there and the
+        #: port has no new alert: nothing is due, pending, received or in a DTC window's edge
+        self.due_from = 0
+        #: the port's alerts as far as this part looked at them
+        self.alerts_seen = port.alerts
 
     def receive(self, msg: can.Message) -> bool:
         """True when the frame is the layer's (taken), False when it is for the node."""
-        return bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, msg.data)
+        taken = bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, msg.data)
+        if taken:
+            self.due_from = 0
+        return taken
 
     def may_send(self, tick: int) -> bool:
         """The claim stands, and at the address the node's frames carry: after losing it to a lower
@@ -102,11 +110,9 @@ class NetworkPart:
         return False
 
     def tick(self, tick: int, input_missing: bool, input_error: bool) -> None:
-        port, network = self._port, self.network
-        if (not input_missing and not input_error and not self._dtc_windows and tick < network.quiet_until
-                and port.own.episodes == self._episodes
-                and port.controller_state is not ControllerState.BUS_OFF):
-            return  # nothing to do: the common tick, so decided without building anything
+        """The layer's tick with the node's conditions; the node skips it while :attr:`due_from`
+        lies ahead, its input is there and the port has no new alert."""
+        self.alerts_seen = self._port.alerts
         conditions = {dtc for dtc, start, end in self._dtc_windows
                       if start <= tick and (end is None or tick < end)} if self._dtc_windows else set()
         if input_error:
@@ -126,6 +132,9 @@ class NetworkPart:
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
         self.open = False  # the claim may have moved: may_send looks again
+        self.due_from = min([self.network.quiet_until,
+                             *(edge for _, start, end in self._dtc_windows for edge in (start, end)
+                               if edge is not None and edge > tick)])
 
     def status_text(self) -> str:
         return self.network.status_text()
