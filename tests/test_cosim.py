@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import struct
+import threading
 
 import pytest
 
@@ -173,11 +174,21 @@ def test_a_frame_outside_the_step_is_refused() -> None:
     assert answer.n == -ErrorCode.MALFORMED and "outside the step of 2 ticks" in answer.message
 
 
-def test_a_silent_peer_ends_the_run_after_the_peer_timeout() -> None:
-    with served(ROUTE, peer_timeout_s=0.3) as (peer, server):
+@pytest.mark.parametrize("busy_poll_s", [0.0, 0.05])
+def test_a_silent_peer_ends_the_run_after_the_peer_timeout(busy_poll_s: float) -> None:
+    with served(ROUTE, peer_timeout_s=0.3, busy_poll_s=busy_poll_s) as (peer, server):
         peer.step(1, app=10.0)
         why = server.serve()
     assert "no request from the peer for 0.3 s" in why
+
+
+def test_a_stop_ends_a_busy_polling_server_that_waits_for_its_peer() -> None:
+    with served(ROUTE, peer_timeout_s=60.0, busy_poll_s=0.05) as (peer, server):
+        peer.step(1, app=10.0)
+        stopper = threading.Timer(0.2, server.stop)
+        stopper.start()
+        why = server.serve()
+    assert why == "stopped"
 
 
 

@@ -11,7 +11,7 @@ import can
 import pytest
 
 from ecu_sim.io import replay
-from ecu_sim.j1939.dm import DM1_PGN, Dtc, unpack_dtcs
+from ecu_sim.j1939.dm import DM1_PGN, DM11_PGN, Dtc, unpack_dtcs
 from ecu_sim.j1939.frames import ACKNOWLEDGEMENT_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN
 from ecu_sim.j1939.ident import SOFTWARE_ID_PGN
 from ecu_sim.j1939.ids import make_id, pgn_of, source_address_of
@@ -114,6 +114,18 @@ def test_an_injected_dtc_is_active_in_its_window_only() -> None:
         bench.tick()
     broadcast = dm1s(bench.sent())
     assert [(Dtc(520, 31), 1)] in broadcast and broadcast[-1] == []
+
+
+def test_a_dtc_whose_window_still_holds_is_set_again_at_the_tick_after_a_dm11() -> None:
+    bench = j1939_bench("ccm", faults=("dtc=520:31@0.5-5",))
+    for tick in range(10):
+        bench.send_value(80.0)
+        if tick == 8:
+            ask(bench, DM11_PGN)
+        bench.tick()
+        if tick == 8:
+            bench.sent()  # what went out up to the clear
+    assert [(Dtc(520, 31), 1)] in dm1s(bench.sent())  # the tick after: active again, at once
 
 
 def test_a_request_for_the_nodes_periodic_pgn_is_answered_with_its_latest_payload() -> None:

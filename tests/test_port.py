@@ -174,6 +174,34 @@ def test_error_frames_are_counted_by_class_and_not_passed_on() -> None:
         b.shutdown()
 
 
+def test_a_frame_after_a_storm_of_skipped_frames_stays_queued_for_the_next_receive() -> None:
+    a = can.Bus(interface="virtual", channel="test-skip-limit")
+    b = can.Bus(interface="virtual", channel="test-skip-limit")
+    port = bus.Port(b, own_ids=[])
+    try:
+        for _ in range(bus.SKIP_LIMIT):
+            a.send(can.Message(arbitration_id=0x0A0, is_error_frame=True, is_extended_id=False, data=b""))
+        a.send(can.Message(arbitration_id=0x200, data=b"\x01"))
+        assert port.recv(0.1) is None  # SKIP_LIMIT frames skipped: the call ends there
+        received = port.recv(0.1)
+        assert received is not None and received.arbitration_id == 0x200
+        assert port.counters.rx == 1
+    finally:
+        a.shutdown()
+        b.shutdown()
+
+
+def test_another_sender_of_our_identifier_raises_an_alert_our_echo_does_not(
+        looped: tuple[can.BusABC, bus.Port]) -> None:
+    other, port = looped
+    port.send(own_frame(b"\x01\x02"))
+    port.recv(0.1)
+    assert port.alerts == 0
+    other.send(own_frame(b"\x07\x07"))
+    port.recv(0.1)
+    assert port.alerts == 1
+
+
 @pytest.fixture
 def error_bus() -> Iterator[tuple[can.BusABC, bus.Port]]:
     """A virtual bus to send error frames on, and a port listening on it."""
@@ -205,6 +233,15 @@ def test_error_frames_set_the_controller_state(error_bus: tuple[can.BusABC, bus.
     assert port.recv(0.1) is None
     assert port.controller_state is state
     assert port.state_text().startswith(f"{text} | errors ")
+
+
+def test_a_change_of_the_controller_state_raises_an_alert_a_repeat_does_not(
+        error_bus: tuple[can.BusABC, bus.Port]) -> None:
+    sender, port = error_bus
+    sender.send(error_frame(0x040))  # bus-off
+    sender.send(error_frame(0x040))
+    port.recv(0.1)
+    assert port.alerts == 1
 
 
 @pytest.mark.parametrize(("can_id", "data1"), [(0x004, 0x40), (0x100, 0x00)])  # CRTL_ACTIVE, RESTARTED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -337,3 +338,46 @@ def test_a_class6_recording_whose_route_file_changed_warns_that_the_replay_may_d
     elevation_route(route, 31.0)
     replayed = cli_main("replay", str(tmp_path / "hill.log"))
     assert "is not the route file the recording was made with" in replayed.err
+
+
+@pytest.mark.slow
+def test_a_class6_closed_loop_recorded_on_an_echoing_bus_compares_the_engine_frames_too(
+        tmp_path: Path, start: Callable[..., Node], udp: Udp, cli_main: Cli) -> None:
+    """udp_multicast hands every frame back: EEC1 and ETC2 must be known as the ECU's own, or
+    their echoes are taken for received frames and the replay cannot compare what was sent."""
+    ecu_log = tmp_path / "ecu.log"
+    class6 = ("--vehicle", "class6", "--profile", "j1939")
+    ecu = start(*udp.args(), *class6, "--record", str(ecu_log), "--duration", "3")
+    ccm = start("ccm", *udp.args(), *class6, "--duration", "3")
+    assert (ecu.wait(), ccm.wait()) == (0, 0), ecu.log + ccm.log
+    result = cli_main("replay", str(ecu_log))
+    assert result.status == 0, result.err
+    compared = re.search(r"(\d+) frames sent bit for bit", result.out)
+    assert compared is not None and int(compared[1]) >= 2 * 25, result.out  # speed, EEC1, ETC2 a tick
+
+
+def test_a_ccm_recording_does_not_need_the_ecus_road_file(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    route = elevation_route(tmp_path / "hill.csv", 30.0)
+    ini = tmp_path / "truck.ini"  # one file for both nodes, as a board's /etc/ecu-sim.ini is
+    ini.write_text(f"[vehicle]\npreset = class6\n[run]\ngrade_file = {route}\n")
+    log = tmp_path / "ccm.log"
+    result = cli_main("ccm", "-i", "virtual", "-c", virtual_channel, "--config", str(ini),
+                      "--record", str(log), "--duration", "1")
+    assert result.status == 0, result.err
+    route.unlink()
+    assert cli_main("replay", str(log)).status == 0
+
+
+def test_a_recording_made_before_the_vehicle_was_recorded_replays_as_the_testbed(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    log = tmp_path / "ecu.log"
+    assert cli_main("-i", "virtual", "-c", virtual_channel, "--record", str(log),
+                    "--duration", "1").status == 0
+    journal = Path(f"{log}.ticks")
+    head, *rest = journal.read_text().splitlines(keepends=True)
+    older = json.loads(head)
+    del older["settings"]["vehicle"], older["road_sha256"]
+    journal.write_text(json.dumps(older) + "\n" + "".join(rest))
+    replayed = cli_main("replay", str(log))
+    assert replayed.status == 0 and "bit for bit" in replayed.out

@@ -28,11 +28,11 @@ class _Frame(can.Message):
     """A can.Message built without the general constructor's keyword handling, at a fraction of the cost.
 
     The fields no frame of the link ever changes (a classic data frame, not remote, not an error)
-    are the class's, so building one sets five slots; a frame is never changed after it is sent
-    (see the module), and code that wants a changed frame copies it first, as python-can's
-    ``copy`` makes an ordinary Message. Only used when python-can's Message has exactly the slots
-    named here (checked at import), so a future python-can with another field falls back to the
-    ordinary constructor.
+    are the class's, so building one sets only what differs between frames; a frame is never
+    changed after it is sent (see the module), and code that wants a changed frame copies it
+    first, as python-can's ``copy`` makes an ordinary Message. Only used when python-can's Message
+    has exactly the slots named here (checked at import), so a future python-can with another
+    field falls back to the ordinary constructor.
     """
 
     __slots__ = ()

@@ -150,7 +150,7 @@ class Port:
         """Count and skip ``msg`` (an echo, a foreign frame with our identifier or an error frame)
         and the next ones like it, up to SKIP_LIMIT; the first other frame queued, or None."""
         counters, own_ids, listeners, own = self.counters, self.own_ids, self._listeners, self.own
-        for _ in range(SKIP_LIMIT):
+        for left in reversed(range(SKIP_LIMIT)):  # SKIP_LIMIT frames received at most, this one included
             if msg.is_error_frame:
                 self._count_error_frame(msg)
                 direction = Direction.RECEIVED
@@ -169,7 +169,7 @@ class Port:
                 return msg
             for listener in listeners:
                 listener.on_frame(msg, direction)
-            next_msg = self._recv_queued(bus)
+            next_msg = self._recv_queued(bus) if left else None  # the rest waits in the queue
             if next_msg is None:
                 return None
             msg = next_msg

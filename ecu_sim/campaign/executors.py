@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 from collections.abc import Iterator, Sequence
 from concurrent import futures
 from concurrent.futures.process import BrokenProcessPool
@@ -26,6 +25,7 @@ from ecu_sim.campaign.case import FAILED, run_case
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.errors import ConfigError, EcuSimError
+from ecu_sim.runtime.cores import usable_cores
 
 #: cases in flight per worker: enough that a worker never waits for the next, few enough to lose
 IN_FLIGHT_PER_WORKER = 4
@@ -33,10 +33,7 @@ IN_FLIGHT_PER_WORKER = 4
 
 def default_workers() -> int:
     """All the cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return usable_cores()
 
 
 def local(cases: Sequence[Case], workers: int, traces: str | None) -> Iterator[dict[str, str]]:

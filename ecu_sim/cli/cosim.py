@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import socket
 import sys
@@ -22,6 +21,7 @@ from ecu_sim.cli import common
 from ecu_sim.errors import ConfigError, EcuSimError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule
+from ecu_sim.runtime.cores import usable_cores
 from ecu_sim.runtime.ticks import ticks_in
 
 log = logging.getLogger("ecu_sim")
@@ -115,7 +115,7 @@ def _busy_poll(given: float | None) -> float:
     """``--busy-poll``, or its default: a single core must not be spent polling while the peer,
     which needs that core to send the next request, waits for it."""
     if given is None:
-        return DEFAULT_BUSY_POLL_S if len(os.sched_getaffinity(0)) > 1 else 0.0
+        return DEFAULT_BUSY_POLL_S if usable_cores() > 1 else 0.0
     if not 0.0 <= given <= 1.0:
         raise ConfigError(f"--busy-poll must be within 0..1 s (got {given:g}); 0 turns it off")
     return given

@@ -64,6 +64,8 @@ class CosimServer:
         self._inputs = len(stepper.contract.inputs)
         self._last_seq: int | None = None
         self._last_answer = b""
+        #: when the last request came (time.monotonic); the peer's silence is timed from it
+        self._heard_at: float | None = None
         self._stop = threading.Event()
         self.stats = ServerStats()
 
@@ -74,27 +76,28 @@ class CosimServer:
     def serve(self) -> str:
         """Answer requests until the peer falls silent or ``stop``; why the run ended."""
         sock = self._sock
-        # Short waits so that a stop request is seen promptly; the peer timeout is counted across them.
-        wait_s = min(0.2, self._peer_timeout_s)
-        _receive_timeout(sock, wait_s)
-        silent_s = 0.0
+        # Short waits so that a stop request is seen promptly; the peer's silence is timed across them.
+        _receive_timeout(sock, min(0.2, self._peer_timeout_s))
+        answered = False
         while not self._stop.is_set():
             try:
-                data, address = self._poll() or sock.recvfrom(protocol.MAX_DATAGRAM)
+                polled = self._poll() if answered else None
+                answered = False
+                data, address = polled or sock.recvfrom(protocol.MAX_DATAGRAM)
             except (TimeoutError, BlockingIOError):
-                if self._last_seq is not None:
-                    silent_s += wait_s
-                    if silent_s >= self._peer_timeout_s:
-                        return (f"no request from the peer for {self._peer_timeout_s:g} s "
-                                "(--peer-timeout): it has finished or gone")
+                heard = self._heard_at
+                if heard is not None and time.monotonic() - heard >= self._peer_timeout_s:
+                    return (f"no request from the peer for {self._peer_timeout_s:g} s "
+                            "(--peer-timeout): it has finished or gone")
                 continue
             except OSError as exc:
                 log.warning("receiving a request failed: %s", exc)
                 continue
-            silent_s = 0.0
+            self._heard_at = time.monotonic()
             answer = self.answer(data)
             try:
                 sock.sendto(answer, address)
+                answered = True
             except OSError as exc:
                 log.warning("answering %s failed: %s (the peer's retry gets the answer again)",
                             address, exc)
@@ -103,8 +106,9 @@ class CosimServer:
         return "stopped"
 
     def _poll(self) -> tuple[bytes, Any] | None:
-        """The next request if it comes within the busy-poll time, polled without blocking."""
-        if self._busy_poll_s <= 0.0 or self._last_seq is None:
+        """The next request if it comes within the busy-poll time after an answer, polled without
+        blocking; None (then the socket is waited on) when it does not, or without a busy poll."""
+        if self._busy_poll_s <= 0.0:
             return None
         recvfrom, clock = self._sock.recvfrom, time.perf_counter
         until = clock() + self._busy_poll_s

@@ -45,7 +45,7 @@ def journal_path(record_path: str) -> str:
     return record_path + SUFFIX
 
 
-def dbc_checksum(path: str | None) -> str | None:
+def file_checksum(path: str | None) -> str | None:
     if path is None:
         return None
     try:

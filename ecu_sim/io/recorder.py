@@ -38,7 +38,7 @@ from ecu_sim.bus.listener import Direction
 from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import CannotCreateError, OutputError
 from ecu_sim.faults.spec import FaultSchedule
-from ecu_sim.io.journal import JournalWriter, dbc_checksum, journal_path
+from ecu_sim.io.journal import JournalWriter, file_checksum, journal_path
 from ecu_sim.io.wire_order import WireOrder
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
@@ -55,37 +55,31 @@ REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939"
 
 
 def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tuple[float, float]] | None,
-           schedule: FaultSchedule, log_name: str) -> dict[str, Any]:
-    """Line 1 of the journal: everything that decides what the node sends."""
+           schedule: FaultSchedule, log_name: str, road_file: str | None = None) -> dict[str, Any]:
+    """Line 1 of the journal: everything that decides what the node sends. ``route``: the testbed
+    truck's grade points; ``road_file``: the file a class6 truck's road was read from."""
     return {
         "node": kind,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "log": os.path.basename(log_name),
-        "settings": _replayed_settings(settings),
+        "settings": _replayed_settings(settings, road_file),
         "route": None if route is None else [list(point) for point in route],
         # a road file is read again by the replay (its elevation samples can be many): its checksum
         # tells whether it is still the same
-        "road_sha256": _road_checksum(settings) if route is None else None,
-        "dbc": {"path": profile.dbc_path, "sha256": dbc_checksum(settings.profile.dbc)},
+        "road_sha256": file_checksum(road_file),
+        "dbc": {"path": profile.dbc_path, "sha256": file_checksum(settings.profile.dbc)},
         "faults": {"seed": schedule.seed, "faults": [dataclasses.asdict(f) for f in schedule.faults]},
     }
 
 
-def _road_checksum(settings: Settings) -> str | None:
-    """The class6 road's file checksum; None for a built-in route or a constant grade."""
-    name = settings.run.grade_file
-    return None if name is None or not os.path.isfile(name) else dbc_checksum(name)
-
-
-def _replayed_settings(settings: Settings) -> dict[str, Any]:
-    """The sections a replay needs; the DBC's path made absolute, so a replay run from another
-    folder finds it (a built-in profile is stored by its name alone)."""
+def _replayed_settings(settings: Settings, road_file: str | None) -> dict[str, Any]:
+    """The sections a replay needs; the DBC's and the road file's paths made absolute, so a replay
+    run from another folder finds them (a built-in profile or route is stored by its name alone)."""
     sections = {name: dataclasses.asdict(getattr(settings, name)) for name in REPLAYED_SECTIONS}
     if settings.profile.dbc is not None:
         sections["profile"]["dbc"] = os.path.abspath(settings.profile.dbc)
-    grade_file = settings.run.grade_file
-    if grade_file is not None and os.path.isfile(grade_file):  # a file, not a built-in's name
-        sections["run"]["grade_file"] = os.path.abspath(grade_file)
+    if road_file is not None:
+        sections["run"]["grade_file"] = os.path.abspath(road_file)
     return sections
 
 

@@ -128,7 +128,7 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
         raise ConfigError(f"{recording.path} was recorded with the DBC {path}, which is not there any "
                           f"more; give the file with that content (sha256 {checksum or 'unknown'}) "
                           f"where it is now: `ecu-sim replay {recording.path} --dbc PATH`")
-    if checksum != journal.dbc_checksum(path):
+    if checksum != journal.file_checksum(path):
         log.warning("%s is not the DBC file the recording was made with (its checksum differs from "
                     "sha256 %s); the replay may differ", path, checksum)
     return settings
@@ -142,6 +142,6 @@ def _check_road(recording: Recording, settings: Settings) -> None:
     if not os.path.isfile(name):
         raise ConfigError(f"{recording.path} was recorded on the route {name}, which is not there any "
                           f"more; put the file with that content (sha256 {checksum}) back at that path")
-    if journal.dbc_checksum(name) != checksum:
+    if journal.file_checksum(name) != checksum:
         log.warning("%s is not the route file the recording was made with (its checksum differs from "
                     "sha256 %s); the replay may differ", name, checksum)

@@ -187,7 +187,7 @@ def replay(path: str, dbc: str | None = None,
     period = settings.run.resolved_period_s
     bus = ReplayBus(recording)
     clock = ReplayClock(period, recording.ticks, bus)
-    with Port(bus, own_ids=[kind.sends(profile).frame_id]) as port:
+    with Port(bus, own_ids=kind.frame_ids(profile, settings)) as port:
         port.add_listener(bus)
         route = recording.route() or (load_vehicle_route(settings) if kind is NodeKind.ECU else None)
         built = build_node(kind, port, profile, settings, route=route,

@@ -110,8 +110,7 @@ class Ccm(InputNode):
 
     def tick(self, deadline: float, transmit: bool) -> None:
         self.speed_kph = speed = self.held.get(self.tick_index)
-        driver = self.driver  # while no driver frame came, the view is NO_DRIVER: decided here
-        view = driver.view(self.tick_index) if driver is not None and driver.frames else NO_DRIVER
+        view = NO_DRIVER if self.driver is None else self.driver.view(self.tick_index)
         if view is not NO_DRIVER:  # without a driver nothing engages or releases cruise
             self.engaged = engaged_after(self.engaged, view, speed is not None)
         pedal = view.pedal_pct
@@ -125,8 +124,7 @@ class Ccm(InputNode):
                 self.pi_state = state
         self.override = pedal > cruise_app and speed is not None and self.engaged
         self.app_pct = cruise_app if cruise_app >= pedal else pedal
-        network = self.network
-        if transmit and (network is None or network.open or self.may_send()):  # see may_send
+        if transmit and self.may_send():
             self.send(deadline, self.encode_app(self.app_pct))
             if self.brake is not None:
                 self._brake(deadline, speed, *self.brake)

@@ -80,8 +80,7 @@ class Ecu(InputNode):
                 brake = self.brake_held.get(self.tick_index)
                 self.brake_demand_pct = 0.0 if brake is None else brake
             self.vehicle.step(self.app_pct, self.brake_demand_pct)
-        network = self.network
-        if transmit and (network is None or network.open or self.may_send()):  # see may_send
+        if transmit and self.may_send():
             self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
             if self.engine_frames is not None:
                 driveline = self.vehicle.driveline()

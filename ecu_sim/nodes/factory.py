@@ -17,6 +17,8 @@ import enum
 import logging
 from dataclasses import dataclass
 
+from cantools.database.can import Message as CanMessage
+
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter, new_message, uses_kernel_timer
@@ -31,7 +33,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.cruise import DriverDemand
 from ecu_sim.nodes.driver import Driver, Message
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.nodes.engine_frames import EngineFrames
+from ecu_sim.nodes.engine_frames import EngineFrames, find_messages
 from ecu_sim.nodes.j1939part import NetworkPart, build_network
 from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runtime.ticks import ticks_in
@@ -63,7 +65,16 @@ class NodeKind(enum.Enum):
         return profile.speed if self is NodeKind.ECU else profile.app
 
     def frame_ids(self, profile: Profile, settings: Settings) -> list[int]:
-        """The identifiers this node sends, which its port drops when they come back."""
+        """The identifiers this node sends, which its port drops when they come back: its role's
+        first, then a class6 ECU's engine messages or a class6 CCM's brake demand."""
+        if self is NodeKind.ECU and settings.vehicle.preset == "class6":
+            engine = [_own_message(m, settings) for m, _ in find_messages(profile.database,
+                                                                          profile.speed.is_j1939)]
+            return list(dict.fromkeys([_own(profile.speed, settings), *engine]))
+        if self is NodeKind.CCM and settings.vehicle.preset == "class6":
+            brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
+            return list(dict.fromkeys([_own(profile.app, settings),
+                                       *([] if brake is None else [_own(brake, settings)])]))
         if self is not NodeKind.DRIVER:
             return [_own(self.sends(profile), settings)]
         sa = settings.driver.driver_source
@@ -169,11 +180,9 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
 def _engine_frames(port: Port, profile: Profile, settings: Settings,
                    new_frame: FrameFactory) -> EngineFrames | None:
     """A class6 ECU's engine and transmission messages, each with its own transmitter."""
-    address = settings.j1939.address
     return EngineFrames.build(
         profile.database, profile.speed.is_j1939, settings.run.resolved_period_s,
-        lambda m: Transmitter(port, m.frame_id if address is None else from_source(m.frame_id, address),
-                              m.is_extended_frame, new_frame))
+        lambda m: Transmitter(port, _own_message(m, settings), m.is_extended_frame, new_frame))
 
 
 def _ccm_extras(port: Port, profile: Profile, settings: Settings, new_frame: FrameFactory) -> tuple[
@@ -202,6 +211,14 @@ def _own(codec: RoleCodec, settings: Settings) -> int:
     given (the address it claims is the one its frames carry), else as the DBC has it."""
     address = settings.j1939.address
     return codec.frame_id if address is None or not codec.is_j1939 else _from(codec, address)
+
+
+def _own_message(message: CanMessage, settings: Settings) -> int:
+    """A DBC message's identifier as the node sends it: a 29-bit one from ``--address`` when given."""
+    address = settings.j1939.address
+    if address is None or not message.is_extended_frame:
+        return int(message.frame_id)
+    return from_source(message.frame_id, address)
 
 
 def _from(codec: RoleCodec, source: int) -> int:

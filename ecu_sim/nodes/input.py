@@ -181,10 +181,7 @@ class InputNode:
             self.network.latest = data
 
     def may_send(self) -> bool:
-        """Whether the node's frame may go out: always, or once its address claim stands.
-
-        The nodes' ticks read ``network.open`` first, which holds once the claim stands: the
-        common case, decided without this call."""
+        """Whether the node's frame may go out: always, or once its address claim stands."""
         network = self.network
         return network is None or network.open or network.may_send(self.tick_index)
 

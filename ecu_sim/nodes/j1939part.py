@@ -132,9 +132,16 @@ class NetworkPart:
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
         self.open = False  # the claim may have moved: may_send looks again
-        self.due_from = min([self.network.quiet_until,
-                             *(edge for _, start, end in self._dtc_windows for edge in (start, end)
-                               if edge is not None and edge > tick)])
+        self.due_from = self._due_from(tick, conditions)
+
+    def _due_from(self, tick: int, conditions: set[Dtc]) -> int:
+        """The next tick the part must run: the next one while a condition holds (a DM11 may clear
+        its DTC, which the next tick sets again), else when the layer or a DTC window's edge is due."""
+        if conditions:
+            return tick + 1
+        edges = [edge for _, start, end in self._dtc_windows for edge in (start, end)
+                 if edge is not None and edge > tick]
+        return min([self.network.quiet_until, *edges])
 
     def status_text(self) -> str:
         return self.network.status_text()

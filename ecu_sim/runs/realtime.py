@@ -30,7 +30,7 @@ from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.pedals.controls import ControlsSource
-from ecu_sim.runs import viewers
+from ecu_sim.runs import routes, viewers
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.clock import MonotonicClock
@@ -158,7 +158,8 @@ def _view(kind: NodeKind, built: Built, profile: Profile, stats: LoopStats, sett
 def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSchedule | Road | None,
           schedule: FaultSchedule) -> dict[str, Any]:
     points = route.points if isinstance(route, GradeSchedule) else None
-    return header(kind.value, settings, profile, points, schedule, settings.record.file or "")
+    road = routes.road_file(settings) if isinstance(route, Road) else None
+    return header(kind.value, settings, profile, points, schedule, settings.record.file or "", road)
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,

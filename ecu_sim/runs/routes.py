@@ -38,6 +38,15 @@ def load_grades(name: str) -> GradeSchedule:
     return GradeSchedule.from_csv(name)
 
 
+def road_file(settings: Settings) -> str | None:
+    """The file the ``class6`` truck's road is read from; None for a constant grade or a built-in."""
+    run = settings.run
+    if run.grade_pct is not None:
+        return None
+    name = run.grade_file or "testbed"
+    return None if name in BUILT_IN else name
+
+
 def load_road(settings: Settings) -> Road:
     """The ``class6`` truck's road from the settings: a constant grade, a built-in or a file."""
     run, vehicle = settings.run, settings.vehicle
@@ -45,9 +54,9 @@ def load_road(settings: Settings) -> Road:
     if run.grade_pct is not None:
         flat = ((0.0, run.grade_pct), (1000.0, run.grade_pct))
         return Road.from_grades(flat, linear=False, loop=loop)
-    name = run.grade_file or "testbed"
-    if name in BUILT_IN:
-        points, linear = BUILT_IN[name]
+    name = road_file(settings)
+    if name is None:
+        points, linear = BUILT_IN[run.grade_file or "testbed"]
         return Road.from_grades(points, linear=linear, loop=loop)
     if name.lower().endswith(".gpx"):
         return Road.from_elevation(read_gpx(name), smoothing_m=vehicle.smoothing_m, loop=loop)
