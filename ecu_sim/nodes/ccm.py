@@ -124,10 +124,8 @@ class Ccm(InputNode):
                 self.pi_state = state
         self.override = pedal > cruise_app and speed is not None and self.engaged
         self.app_pct = cruise_app if cruise_app >= pedal else pedal
-        if transmit and self.may_send():
-            self.send(deadline, self.encode_app(self.app_pct))
-            if self.brake is not None:
-                self._brake(deadline, speed, *self.brake)
+        if transmit and self.send(deadline, self.encode_app(self.app_pct)) and self.brake is not None:
+            self._brake(deadline, speed, *self.brake)
         self.finish_tick(speed is None, transmit)
 
     def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:

@@ -80,12 +80,11 @@ class Ecu(InputNode):
                 brake = self.brake_held.get(self.tick_index)
                 self.brake_demand_pct = 0.0 if brake is None else brake
             self.vehicle.step(self.app_pct, self.brake_demand_pct)
-        if transmit and self.may_send():
-            self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
-            if self.engine_frames is not None:
-                driveline = self.vehicle.driveline()
-                if driveline is not None:
-                    self.engine_frames.send(self.tick_index, deadline, driveline)
+        sent = transmit and self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
+        if sent and self.engine_frames is not None:  # the engine messages wait for the claim too
+            driveline = self.vehicle.driveline()
+            if driveline is not None:
+                self.engine_frames.send(self.tick_index, deadline, driveline)
         self.finish_tick(self.app_missing, transmit)
 
     def status_line(self) -> str:

@@ -174,16 +174,19 @@ class InputNode:
                     "same period (a second sender or a spoof); %s", tick, codec.message_name,
                     codec.signal_name, previous, source, outcome)
 
-    def send(self, deadline: float, data: bytes) -> None:
-        """Send this tick's payload through the output (a fault injector, or the transmitter)."""
-        self._output_send(self.tick_index, deadline, data)
-        if self.network is not None:
-            self.network.latest = data
-
-    def may_send(self) -> bool:
-        """Whether the node's frame may go out: always, or once its address claim stands."""
+    def send(self, deadline: float, data: bytes) -> bool:
+        """Send this tick's payload through the output (a fault injector, or the transmitter) if
+        the node may send: always, or once its address claim stands. Whether it went; the node's
+        other messages follow it or stay back with it."""
         network = self.network
-        return network is None or network.open or network.may_send(self.tick_index)
+        if network is None:
+            self._output_send(self.tick_index, deadline, data)
+            return True
+        if not (network.open or network.may_send(self.tick_index)):
+            return False
+        self._output_send(self.tick_index, deadline, data)
+        network.latest = data
+        return True
 
     def finish_tick(self, input_missing: bool, transmit: bool) -> None:
         """The tick is done: the J1939 part ticks, and a frame handled from now on is used from

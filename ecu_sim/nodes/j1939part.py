@@ -72,7 +72,7 @@ class NetworkPart:
         #: the port's episodes of foreign frames with our identifier, as far as handled
         self._episodes = 0
         #: the claim stands at the home address: the node's frames may go (the check of every tick,
-        #: read by the node before it asks may_send)
+        #: read by the node's send before it asks may_send)
         self.open = False
         #: ticks a peer starting with this node is silent while it claims (see InputNode.finish_tick)
         self.startup_ticks = network.claim.delay_ticks
