@@ -66,6 +66,7 @@ def _once(bench: Bench, variants: dict[str, list[str]], condition: str, load: st
         actor_command,
         cpu_seconds,
         ecu_sim_command,
+        kernel_workers,
         sleep_checking,
         system_busy,
     )
@@ -92,11 +93,12 @@ def _once(bench: Bench, variants: dict[str, list[str]], condition: str, load: st
         ecus = {name: procs.get(f"ecu{names.index(name)}") for name in names}
         t_a, sys_a = time.time(), system_busy()
         cpu_a = {name: cpu_seconds(p.popen.pid) for name, p in ecus.items()}
-        everyone_a = sum(cpu_seconds(p.popen.pid) for p in procs.procs)
+        workers = kernel_workers()
+        everyone_a = sum(cpu_seconds(p.popen.pid) for p in procs.procs) + sum(map(cpu_seconds, workers))
         sleep_checking(seconds, procs)
         t_b, sys_b = time.time(), system_busy()
         cpu_b = {name: cpu_seconds(p.popen.pid) for name, p in ecus.items()}
-        everyone_b = sum(cpu_seconds(p.popen.pid) for p in procs.procs)
+        everyone_b = sum(cpu_seconds(p.popen.pid) for p in procs.procs) + sum(map(cpu_seconds, workers))
         procs.stop([p.name for p in procs.procs if p.name != "receiver"])
         procs.stop(["receiver"])
         frames = receiver.frames()["frames"]
