@@ -81,6 +81,14 @@ def test_a_core_the_process_may_not_use_is_a_config_error() -> None:
         tuning.apply_affinity(frozenset({7}), "--cpu-affinity", refuse)
 
 
+def test_a_filtered_affinity_call_is_a_warning_naming_the_unit_option() -> None:
+    def refuse(pid: int, cores: frozenset[int]) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    warning = tuning.apply_affinity(frozenset({0}), "--cpu-affinity", refuse)
+    assert warning is not None and "CPUAffinity=" in warning
+
+
 def test_the_cores_the_process_already_has_can_be_set_again() -> None:
     cores = frozenset(os.sched_getaffinity(0))
     tuning.apply_affinity(cores, "test")

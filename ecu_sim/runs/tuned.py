@@ -57,8 +57,10 @@ def levers(settings: Settings, between: tuning.BetweenTicks | None) -> Iterator[
     where = settings.origins
     if run.cpu_affinity is not None:
         cores = tuning.parse_cpus(run.cpu_affinity)
-        tuning.apply_affinity(cores, where.get("run.cpu_affinity", "[run] cpu_affinity"))
-        log.info("running on cores %s", ",".join(map(str, sorted(cores))))
+        problem = tuning.apply_affinity(cores, where.get("run.cpu_affinity", "[run] cpu_affinity"))
+        _warn(problem)
+        if problem is None:
+            log.info("running on cores %s", ",".join(map(str, sorted(cores))))
     if run.realtime_priority:
         _warn(tuning.apply_priority(run.realtime_priority))
     if run.lock_memory:

@@ -54,18 +54,23 @@ def parse_cpus(text: str) -> frozenset[int]:
 
 
 def apply_affinity(cores: frozenset[int], origin: str,
-                   setaffinity: Callable[[int, frozenset[int]], None] | None = None) -> None:
-    """Keep the process on ``cores``; a core it may not use is a mistake in the settings."""
+                   setaffinity: Callable[[int, frozenset[int]], None] | None = None) -> str | None:
+    """Keep the process on ``cores``; a core it may not use is a mistake in the settings, a call
+    it may not make (a unit's ``SystemCallFilter=~@resources``) a warning naming ``CPUAffinity=``."""
     call = setaffinity or getattr(os, "sched_setaffinity", None)
     if call is None:
         raise ConfigError(f"cpu_affinity ({origin}) needs Linux; leave it out on this system")
     try:
         call(0, cores)
+    except PermissionError:
+        return (f"cpu_affinity ({origin}): this process may not choose its cores (a system call "
+                "filter); give the systemd unit CPUAffinity= instead; running on every core")
     except OSError as exc:
         allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         raise ConfigError(f"cpu_affinity {','.join(map(str, sorted(cores)))} ({origin}) cannot be "
                           f"used: {exc.strerror}; this process may run on cores "
                           f"{','.join(map(str, allowed))}") from None
+    return None
 
 
 def apply_priority(priority: int,
