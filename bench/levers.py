@@ -27,6 +27,7 @@ VARIANTS: dict[str, list[str]] = {
     "gc between ticks": ["--gc", "between-ticks"],
     "spin 200 us": ["--spin-us", "200"],
     "cpu affinity 1": ["--cpu-affinity", "1"],
+    "no drain after the deadline": ["--no-drain-at-deadline"],
     "SCHED_FIFO 10 + mlockall": ["--realtime-priority", "10", "--lock-memory"],
 }
 BASE = "none (defaults)"

@@ -115,3 +115,36 @@ def test_a_spinning_clock_returns_at_its_deadline_not_before() -> None:
     deadline = time.monotonic() + 0.002
     clock.spin_until(deadline)
     assert time.monotonic() >= deadline
+
+
+class CountingNode:
+    def __init__(self) -> None:
+        self.drains = 0
+
+    def poll(self, timeout_s: float) -> None:
+        pass
+
+    def drain(self) -> None:
+        self.drains += 1
+
+    def tick(self, deadline: float, transmit: bool) -> None:
+        pass
+
+
+class InstantClock(MonotonicClock):
+    """Waits for nothing: only whether the drain happens inside the wait matters here."""
+
+    def sleep_until(self, deadline: float) -> None:
+        pass
+
+
+def test_without_the_drain_at_the_deadline_frames_are_taken_only_while_the_clock_waits() -> None:
+    from ecu_sim.runtime.loop import TickLoop
+
+    node = CountingNode()
+    clock = InstantClock(0.1)
+    TickLoop(clock, 0.1, [tuning.DrainBeforeDeadline(node, clock)]).run(3)
+    assert node.drains == 3  # the clock's drain before each deadline, none after it
+    plain = CountingNode()
+    TickLoop(InstantClock(0.1), 0.1, [plain]).run(3)
+    assert plain.drains == 6

@@ -155,6 +155,10 @@ def add_realtime_options(parser: argparse.ArgumentParser) -> None:
     add_option(group, "--gc", key="run.gc", choices=GC_MODES,
                help="default: Python's automatic collection; between-ticks: freeze the start-up's "
                     "heap and collect right after each tick's send")
+    add_option(group, "--drain-at-deadline", key="run.drain_at_deadline",
+               action=argparse.BooleanOptionalAction,
+               help="take frames that arrived in the last 1 %% of the period right after the "
+                    "deadline (default), or leave them to the next tick so they never delay a send")
     add_option(group, "--spin-us", key="run.spin_us", type=float, metavar="US",
                help="read the clock instead of sleeping for the last US microseconds before each "
                     "deadline (CPU time every tick; default 0, off)")

@@ -146,7 +146,8 @@ def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stat
         text = f"{built.status_line()} | late {stats.late} | {port.state_text()}"
         return text if plant is None else f"{text} | {plant.status_text()}"
 
-    return TickLoop(tuned.clock(settings, probe), period, [tuned.node(built.node, probe)], stats=stats,
+    clock = tuned.clock(settings, probe)
+    return TickLoop(clock, period, [tuned.node(built.node, clock, settings, probe)], stats=stats,
                     observers=[
         *([] if probe is None else [probe]),
         StatusReporter(line, notifier, period, settings.run.status_interval_s),

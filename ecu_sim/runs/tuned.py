@@ -29,8 +29,10 @@ def clock(settings: Settings, probe: TickProbe | None) -> MonotonicClock:
     return MonotonicClock(period, **options) if probe is None else ProbedClock(period, probe, **options)
 
 
-def node(node: Any, probe: TickProbe | None) -> Any:
-    """The node, labelled by the probe when there is one."""
+def node(node: Any, clock: MonotonicClock, settings: Settings, probe: TickProbe | None) -> Any:
+    """The node, draining only before the deadline if asked, labelled by the probe if there is one."""
+    if not settings.run.drain_at_deadline:
+        node = tuning.DrainBeforeDeadline(node, clock)
     return node if probe is None else ProbedNode(node, probe)
 
 

@@ -68,12 +68,21 @@ class MonotonicClock:
         self._busy_cpu_s = BUSY_RECEIVE_FRACTION * period_s
         self._busy = False
         self._spin_s = spin_s
+        #: True while the clock waits (and drains before the deadline), False from the deadline on
+        self.waiting = False
         set_timer_slack(timer_slack_ns)
 
     def now(self) -> float:
         return time.monotonic()
 
     def wait_until(self, deadline: float, inputs: Inputs) -> None:
+        self.waiting = True
+        try:
+            self._wait(deadline, inputs)
+        finally:
+            self.waiting = False
+
+    def _wait(self, deadline: float, inputs: Inputs) -> None:
         if self.receive_while_waiting:
             self.receive_until(deadline, inputs)
             return

@@ -8,6 +8,8 @@ docs/performance.md, where it says which ones pay on which machine:
   tick; needs CAP_SYS_NICE (root, a unit's ``CPUSchedulingPolicy=fifo``, or ``LimitRTPRIO=``).
 - ``lock_memory``: ``mlockall``, so no page of the process is paged out and faulted back in the
   middle of a tick; needs CAP_IPC_LOCK or a ``LimitMEMLOCK=`` large enough.
+- ``drain_at_deadline = no``: frames that arrive in the last hundredth of a period wait for the
+  next tick instead of being received between the deadline and the send.
 - ``gc = between-ticks``: the heap of the start-up is frozen (``gc.freeze``), automatic
   collection is off, and the collection that would have run is run right after a tick's send,
   so a collection never falls between a deadline and its frame.
@@ -22,6 +24,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from ecu_sim.errors import ConfigError
 
@@ -105,6 +108,32 @@ def apply_memory_lock(mlockall: Callable[[int], int] | None = None) -> str | Non
         return (f"lock_memory: mlockall failed ({os.strerror(error)}); give the unit "
                 "LimitMEMLOCK=infinity (or CAP_IPC_LOCK), or raise ulimit -l; memory stays pageable")
     return None
+
+
+class DrainBeforeDeadline:
+    """A node whose frames are taken only while the clock waits, never after the deadline.
+
+    The loop drains each node right before its tick, which in real time means after the
+    deadline: frames that arrived in the last hundredth of a period (under a flood, a few every
+    tick) are received and decoded between the deadline and the send. Wrapped, a node skips that
+    drain; those frames wait for the clock's drain before the next deadline, one period later.
+    """
+
+    def __init__(self, node: Any, clock: Any) -> None:
+        self._node, self._clock = node, clock
+
+    def poll(self, timeout_s: float) -> None:
+        self._node.poll(timeout_s)
+
+    def drain(self) -> None:
+        if self._clock.waiting:
+            self._node.drain()
+
+    def tick(self, deadline: float, transmit: bool) -> None:
+        self._node.tick(deadline, transmit)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._node, name)
 
 
 class BetweenTicks:

@@ -70,6 +70,8 @@ class RunSettings:
     #: 0: normal scheduling; 1..99: SCHED_FIFO at this priority
     realtime_priority: int = 0
     lock_memory: bool = False
+    #: no: frames of the last hundredth of a period wait a tick rather than delay the send
+    drain_at_deadline: bool = True
 
     @property
     def resolved_period_s(self) -> float:
