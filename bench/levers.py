@@ -28,7 +28,8 @@ VARIANTS: dict[str, list[str]] = {
     "spin 200 us": ["--spin-us", "200"],
     "cpu affinity 1": ["--cpu-affinity", "1"],
     "no drain after the deadline": ["--no-drain-at-deadline"],
-    "SCHED_FIFO 10 + mlockall": ["--realtime-priority", "10", "--lock-memory"],
+    "SCHED_FIFO 10": ["--realtime-priority", "10"],
+    "mlockall": ["--lock-memory"],
 }
 BASE = "none (defaults)"
 CONDITIONS = (("quiet", None), ("flood", "flood"))
