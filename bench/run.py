@@ -139,18 +139,23 @@ def kernel_workers() -> list[int]:
 
 
 def system_busy() -> tuple[float, float, float, float]:
-    """(busy, steal, all, interrupt) jiffies of the whole machine from /proc/stat.
+    """(busy, steal, all, interrupt) CPU seconds of the whole machine, "all" being cores times
+    the monotonic clock.
 
-    Busy is user, nice and system time: what processes ran. Interrupt time (irq, softirq) is
-    apart: loopback delivery of our own flood runs there, charged to no process of ours, and
-    would otherwise pass for background load.
+    Busy is what is neither idle, nor steal, nor interrupt time. It is taken from the idle time,
+    which a tickless kernel accounts exactly, not from user and system time, which it samples at
+    its timer ticks and so misses for processes that run in short bursts between them (a loop
+    waking at 10 Hz). Interrupt time (irq, softirq) is apart: loopback delivery of our own flood
+    runs there, charged to no process of ours, and would otherwise pass for background load.
     """
+    now = time.monotonic()
     with open("/proc/stat", encoding="ascii") as f:
         values = [int(v) for v in f.readline().split()[1:]]
-    user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
-    busy = user + nice + system
-    everything = busy + idle + iowait + steal + irq + softirq
-    return float(busy), float(steal), float(everything), float(irq + softirq)
+    _, _, _, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
+    tick = float(os.sysconf("SC_CLK_TCK"))
+    everything = (os.cpu_count() or 1) * now
+    busy = everything - (idle + iowait + steal + irq + softirq) / tick
+    return busy, steal / tick, everything, (irq + softirq) / tick
 
 
 @dataclass
