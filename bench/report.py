@@ -145,7 +145,8 @@ def repetition_tables(result: Mapping[str, Any]) -> list[str]:
              "Ratio of ecu-sim's (ECU) p99 and max of |period error| to send_periodic's in the same "
              "repetition, with a 95 % bootstrap interval over frames (seed fixed). Background: busy "
              "cores (what is neither idle, steal nor interrupt time in /proc/stat) minus the CPU time "
-             "of every process of the phase (senders, load, receiver, orchestrator, the kernel's ksoftirqd threads); above "
+             "of every process of the phase (senders, load, receiver, orchestrator, the kernel's "
+             "ksoftirqd threads); above "
              f"{NOISY:.1f} the repetition is shown but not counted.",
              "",
              "| repetition | started first | background cores | steal | p99 ratio [95 % CI] | "
