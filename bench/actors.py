@@ -10,6 +10,7 @@
 - ``stimulus``: APP steps at random moments, for the latency measurement.
 - ``flood``: about 2000 unrelated frames a second on every port.
 - ``hog``: a busy loop (start one per core).
+- ``sleeper``: a loop that only sleeps, once or twice a period: what a wake-up costs here.
 - ``throughput``: virtual-time ticks per second of ECU + CCM in this process.
 
 Every role runs until SIGTERM or SIGINT unless it has a duration.
@@ -227,6 +228,20 @@ def flood(ports: Sequence[int], rate: float) -> None:
     sock.close()
 
 
+def sleeper(wakes: int, period: float) -> None:
+    """A loop that only sleeps to absolute deadlines, ``wakes`` times a period: the machine's price
+    of a wake-up, measured beside the senders (ecu-sim wakes twice a tick, send_periodic once)."""
+    stop = Stop()
+    start = time.monotonic()
+    k = 0
+    while not stop:
+        k += 1
+        for w in range(wakes, 0, -1):
+            delay = start + k * period - 0.01 * period * (w - 1) - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+
+
 def hog() -> None:
     """Burn one core until stopped."""
     stop = Stop()
@@ -328,6 +343,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ports", type=int, nargs="+", required=True)
     p.add_argument("--rate", type=float, default=2000.0)
     sub.add_parser("hog")
+    p = sub.add_parser("sleeper")
+    p.add_argument("--wakes", type=int, default=1)
+    p.add_argument("--period", type=float, default=0.1)
     p = sub.add_parser("throughput")
     p.add_argument("--link", choices=("direct", "virtual"), required=True)
     p.add_argument("--seconds", type=float, default=300.0)
@@ -348,6 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         flood(args.ports, args.rate)
     elif role == "hog":
         hog()
+    elif role == "sleeper":
+        sleeper(args.wakes, args.period)
     elif role == "throughput":
         throughput(args.link, args.seconds, args.repeats)
     elif role == "startup-steps":

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from bench import analysis
+from bench import analysis, repeats
 from bench.actors import GROUP, PERIODIC_ID
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 
@@ -63,13 +63,16 @@ class Options:
     latency_s: float = 12.0
     startup_runs: int = 4
     throughput_repeats: int = 3
-    phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "latency", "throughput",
-                               "cosim",
-                               "viewers")
+    phases: tuple[str, ...] = ("startup", "quiet", "flood", "hog", "hog-rt", "levers", "latency",
+                               "throughput", "cosim", "viewers")
     out: Path = REPO / "out" / "bench"
     figure: bool = True
     port_base: int = 0
     long: bool = False
+    #: repetitions of each timing phase, run in rounds (quiet, flood, hog, hog-rt, quiet, ...)
+    repeats: int = 5
+    #: a fourth loop in each timing phase, its ECU with the tick probe (where late ticks come from)
+    probe: bool = True
 
 
 # -- processes --------------------------------------------------------------------------------------
@@ -123,13 +126,36 @@ def peak_rss_mb(pid: int) -> float:
     return math.nan
 
 
-def system_busy() -> tuple[float, float, float]:
-    """(busy jiffies, steal jiffies, all jiffies) of the whole machine from /proc/stat."""
+def kernel_workers() -> list[int]:
+    """The kernel threads that take over network receive work under load (ksoftirqd/N): a flood
+    of ours keeps them busy, and their time would otherwise pass for background load."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().startswith("ksoftirqd"):
+                    found.append(int(pid))
+    return found
+
+
+def system_busy() -> tuple[float, float, float, float]:
+    """(busy, steal, all, interrupt) CPU seconds of the whole machine, "all" being cores times
+    the monotonic clock.
+
+    Busy is what is neither idle, nor steal, nor interrupt time. It is taken from the idle time,
+    which a tickless kernel accounts exactly, not from user and system time, which it samples at
+    its timer ticks and so misses for processes that run in short bursts between them (a loop
+    waking at 10 Hz). Interrupt time (irq, softirq) is apart: loopback delivery of our own flood
+    runs there, charged to no process of ours, and would otherwise pass for background load.
+    """
+    now = time.monotonic()
     with open("/proc/stat", encoding="ascii") as f:
         values = [int(v) for v in f.readline().split()[1:]]
-    user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
-    busy = user + nice + system + irq + softirq
-    return float(busy), float(steal), float(busy + idle + iowait + steal)
+    _, _, _, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
+    tick = float(os.sysconf("SC_CLK_TCK"))
+    everything = (os.cpu_count() or 1) * now
+    busy = everything - (idle + iowait + steal + irq + softirq) / tick
+    return busy, steal / tick, everything, (irq + softirq) / tick
 
 
 @dataclass
@@ -326,25 +352,43 @@ class Bench:
 
     # -- timing on the wire -------------------------------------------------------------------------
 
-    def wire(self, phase: str, seconds: float, load: str | None, realtime: bool = False) -> None:
-        a, b, c = self.port(), self.port(), self.port()
+    def wire(self, phase: str, seconds: float, load: str | None, realtime: bool = False,
+             rep: int = 0) -> dict[str, Any]:
+        """One repetition of a timing phase; its figures, conditions and ratios to send_periodic."""
+        a, b, c, d = self.port(), self.port(), self.port(), self.port()
         ecu_cmd = ecu_sim_command()
-        with Processes(self.logs, phase) as procs:
-            receiver = Receiver(procs, [a, b, c], self.raw / f"{phase}.json")
+        probe = self.raw / f"{phase}-{rep}-probe.json"
+        with Processes(self.logs, f"{phase}-{rep}") as procs:
+            receiver = Receiver(procs, [a, b, c, d] if self.o.probe else [a, b, c],
+                                self.raw / f"{phase}-{rep}.json")
             rt = {"realtime": realtime}
-            procs.spawn("ecu", [*ecu_cmd, "--bus-kwargs", f"port={a}"], **rt)
-            procs.spawn("ccm", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={a}"], **rt)
-            procs.spawn("periodic", actor_command("periodic", "--port", b, "--period", PERIOD_S), **rt)
-            procs.spawn("testbed", actor_command("testbed", "--port", c, "--period", PERIOD_S), **rt)
-            procs.spawn("testbed-ccm", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={c}"], **rt)
-            streams = [(0, SPEED_ID), (0, APP_ID), (1, PERIODIC_ID), (2, SPEED_ID), (2, APP_ID)]
+            groups: dict[str, list[tuple[str, list[str]]]] = {
+                "ecu-sim": [("ecu", [*ecu_cmd, "--bus-kwargs", f"port={a}"]),
+                            ("ccm", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={a}"])],
+                "send_periodic": [("periodic", actor_command("periodic", "--port", b, "--period", PERIOD_S))],
+                "testbed": [("testbed", actor_command("testbed", "--port", c, "--period", PERIOD_S)),
+                            ("testbed-ccm", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={c}"])],
+            }
+            if self.o.probe:  # a fourth loop, the ECU instrumented: where its late ticks come from
+                groups["probed"] = [("ecu-probed", [*ecu_cmd, "--bus-kwargs", f"port={d}",
+                                                    "--tick-probe", str(probe)]),
+                                    ("ccm-probed", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={d}"])]
+            if phase == "quiet":  # the price of one and of two wake-ups a period, in the same minutes
+                groups["sleepers"] = [(f"sleeper-{n}", actor_command("sleeper", "--wakes", n, "--period",
+                                                                     PERIOD_S)) for n in (1, 2)]
+            order = repeats.start_order(list(groups), rep)
+            for group in order:
+                for name, argv in groups[group]:
+                    procs.spawn(name, argv, **rt)
+            streams = [(0, SPEED_ID), (0, APP_ID), (1, PERIODIC_ID), (2, SPEED_ID), (2, APP_ID),
+                       *([(3, SPEED_ID)] if self.o.probe else [])]
             if not receiver.wait_for(streams, 60.0):
                 raise RuntimeError(f"{phase}: not every sender started within 60 s (logs: {self.logs})")
             started = {name: receiver.first[stream] - procs.get(name).spawned_at
                        for name, stream in (("ecu", (0, SPEED_ID)), ("ccm", (0, APP_ID)))}
             load_started = time.time()
             if load == "flood":
-                procs.spawn("flood", actor_command("flood", "--ports", a, b, c, "--rate", 2000))
+                procs.spawn("flood", actor_command("flood", "--ports", a, b, c, d, "--rate", 2000))
             elif load == "hog":
                 for core in range(os.cpu_count() or 1):
                     procs.spawn(f"hog{core}", actor_command("hog"))
@@ -353,10 +397,13 @@ class Bench:
             spawned = {p.name: p.spawned_at for p in watched}
             t_a = time.time()
             cpu_a = {p.name: cpu_seconds(p.popen.pid) for p in watched}
+            workers = kernel_workers()
+            ear_a = cpu_seconds(receiver.proc.popen.pid) + _own_cpu() + sum(map(cpu_seconds, workers))
             sys_a = system_busy()
             sleep_checking(seconds, procs)
             t_b = time.time()
             cpu_b = {p.name: cpu_seconds(p.popen.pid) for p in watched}
+            ear_b = cpu_seconds(receiver.proc.popen.pid) + _own_cpu() + sum(map(cpu_seconds, workers))
             sys_b = system_busy()
             rss = {p.name: peak_rss_mb(p.popen.pid) for p in watched}
             procs.stop([p.name for p in watched])
@@ -370,24 +417,32 @@ class Bench:
                       "us_per_tick_with_startup": 1e6 * cpu_b[name] * PERIOD_S / (t_b - spawned[name]),
                       "peak_rss_mb": rss[name]} for name in cpu_a}
         ncpu = os.cpu_count() or 1
-        d_busy, d_steal, d_all = (sys_b[i] - sys_a[i] for i in range(3))
-        ours = sum(v["cpu_s"] for v in cpu.values()) / (t_b - t_a)
+        d_busy, d_steal, d_all, d_irq = (sys_b[i] - sys_a[i] for i in range(4))
+        # ours: every process of the phase, the load it adds, the receiver, this orchestrator and
+        # the kernel's receive workers (ksoftirqd), which only a flood keeps busy
+        ours = (sum(v["cpu_s"] for v in cpu.values()) + ear_b - ear_a) / (t_b - t_a)
         busy_cores = ncpu * d_busy / d_all if d_all else math.nan
         conditions = {"busy_cores": busy_cores, "ours_cores": ours,
                       "background_cores": busy_cores - ours,
                       "steal_cores": ncpu * d_steal / d_all if d_all else math.nan,
+                      "interrupt_cores": ncpu * d_irq / d_all if d_all else math.nan,
                       "loadavg": os.getloadavg()}
-        self.timings[phase] = wire_timings(recorded["frames"], t_a, t_b)
-        self.result[phase] = {
+        timings = wire_timings(recorded["frames"], t_a, t_b)
+        self.timings[phase] = timings
+        return {
+            "rep": rep,
+            "start_order": order,
             "seconds": t_b - t_a,
             "window": [t_a, t_b],
-            "timing": {name: t.brief() for name, t in self.timings[phase].items()},
+            "timing": {name: t.brief() for name, t in timings.items()},
+            "ratios": _ratios(timings, rep, busy_cores - ours),
             "cpu": cpu,
             "startup_in_phase_s": started,
             "flood_frames_per_s": ([n / (t_b - load_started) for n in recorded["flood"]]
                                    if load == "flood" else None),
             "conditions": conditions,
-            "ecu_sim_summary": {name: _last_summary(self.logs / f"{phase}-{name}.log")
+            "probe": _read_json(probe) if self.o.probe else None,
+            "ecu_sim_summary": {name: _last_summary(self.logs / f"{phase}-{rep}-{name}.log")
                                 for name in ("ecu", "ccm", "testbed-ccm")},
         }
 
@@ -444,6 +499,27 @@ class Bench:
                         "process_wall_s": wall, "process_cpu_s": cpu})
         return cli
 
+    def timing_phases(self) -> None:
+        """quiet, flood, hog, hog-rt in rounds, so the machine's slow minutes fall on every phase."""
+        chosen = []
+        for phase, load in (("quiet", None), ("flood", "flood"), ("hog", "hog"), ("hog-rt", "hog")):
+            if phase not in self.o.phases:
+                continue
+            if phase.endswith("-rt") and not fifo_allowed():
+                self.say(f"{phase}: skipped, this user may not use SCHED_FIFO (run as root to include it)")
+                continue
+            chosen.append((phase, load))
+        reps: dict[str, list[dict[str, Any]]] = {phase: [] for phase, _ in chosen}
+        for rep in range(self.o.repeats):
+            for phase, load in chosen:
+                realtime = phase.endswith("-rt")
+                seconds = self.o.quiet_s if phase == "quiet" else self.o.load_s
+                self.say(f"{phase} {rep + 1}/{self.o.repeats}: {seconds:.0f} s of closed loops side by side"
+                         + (f" (senders SCHED_FIFO {FIFO_PRIORITY})" if realtime else ""))
+                reps[phase].append(self.wire(phase, seconds, load, realtime, rep))
+        for phase, done in reps.items():
+            self.result[phase] = {"repetitions": done, **phase_summary(done)}
+
     # -- all ----------------------------------------------------------------------------------------
 
     def run(self) -> Path:
@@ -453,17 +529,12 @@ class Bench:
         if "startup" in phases:
             self.say(f"start-up: {self.o.startup_runs} starts each of ecu-sim and ecu-sim ccm")
             self.startup()
-        for phase, load in (("quiet", None), ("flood", "flood"), ("hog", "hog"), ("hog-rt", "hog")):
-            if phase not in phases:
-                continue
-            realtime = phase.endswith("-rt")
-            if realtime and not fifo_allowed():
-                self.say(f"{phase}: skipped, this user may not use SCHED_FIFO (run as root to include it)")
-                continue
-            seconds = self.o.quiet_s if phase == "quiet" else self.o.load_s
-            self.say(f"{phase}: {seconds:.0f} s of three closed loops side by side"
-                     + (f" (senders SCHED_FIFO {FIFO_PRIORITY})" if realtime else ""))
-            self.wire(phase, seconds, load, realtime)
+        self.timing_phases()
+        if "levers" in phases:
+            from bench import levers
+
+            self.say("levers: ecu-sim with each lever on, side by side with it off and with send_periodic")
+            self.result["levers"] = levers.measure(self)
         if "latency" in phases:
             self.say(f"latency: {self.o.latency_s:.0f} s of APP steps")
             self.latency(self.o.latency_s)
@@ -511,7 +582,46 @@ def wire_timings(frames: Sequence[Sequence[Any]], t_a: float, t_b: float) -> dic
         "ecu-sim ccm": analysis.stream_timing(times(0, APP_ID), PERIOD_S),
         "send_periodic": analysis.stream_timing(times(1, PERIODIC_ID), PERIOD_S),
         "testbed loop": analysis.stream_timing(times(2, SPEED_ID), PERIOD_S, schedule=False),
+        **({PROBED: analysis.stream_timing(times(3, SPEED_ID), PERIOD_S)}
+           if any(f[1] == 3 for f in frames) else {}),
     }
+
+
+#: the instrumented ECU's stream, beside the plain one
+PROBED = "ecu-sim probed"
+
+
+def _ratios(timings: dict[str, analysis.StreamTiming], rep: int, background: float) -> dict[str, Any]:
+    """ecu-sim's p99 and max over send_periodic's in this repetition, with bootstrap intervals."""
+    counted = repeats.repetition(rep, timings["ecu-sim (ECU)"].errors_ms,
+                                 timings["send_periodic"].errors_ms, background)
+    return {"noisy": counted.noisy, **{name: dataclasses.asdict(iv) for name, iv in counted.ratios.items()}}
+
+
+def phase_summary(reps: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A phase over its repetitions: the verdict on the ratios, and the median CPU per tick."""
+    counted = [repeats.Repetition(r["rep"], r["conditions"]["background_cores"],
+                                  {name: repeats.Interval(**r["ratios"][name])
+                                   for name in repeats.STATISTICS})
+               for r in reps]
+    cpu = {name: analysis.percentile([r["cpu"][name]["us_per_tick"] for r in reps], 50)
+           for name in reps[0]["cpu"]}
+    return {"verdict": dataclasses.asdict(repeats.verdict(counted)), "median_us_per_tick": cpu}
+
+
+def _own_cpu() -> float:
+    """CPU seconds of this orchestrator: background outside our processes must not count it."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _read_json(path: Path) -> Any:
+    """A JSON file a child wrote when it stopped, or None when it wrote none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
 
 def latencies(frames: Sequence[Sequence[Any]]) -> dict[str, analysis.Latency]:
@@ -543,11 +653,15 @@ def reanalyze(folder: Path, figure: bool) -> int:
         result: dict[str, Any] = json.load(f)
     timings: dict[str, dict[str, analysis.StreamTiming]] = {}
     for phase in report.WIRE_PHASES:
-        if phase in result and "window" in result[phase]:
-            with open(folder / "raw" / f"{phase}.json", encoding="ascii") as f:
+        if phase not in result or "repetitions" not in result[phase]:
+            continue
+        for rep in result[phase]["repetitions"]:
+            with open(folder / "raw" / f"{phase}-{rep['rep']}.json", encoding="ascii") as f:
                 frames = json.load(f)["frames"]
-            timings[phase] = wire_timings(frames, *result[phase]["window"])
-            result[phase]["timing"] = {name: t.brief() for name, t in timings[phase].items()}
+            timings[phase] = wire_timings(frames, *rep["window"])
+            rep["timing"] = {name: t.brief() for name, t in timings[phase].items()}
+            rep["ratios"] = _ratios(timings[phase], rep["rep"], rep["conditions"]["background_cores"])
+        result[phase].update(phase_summary(result[phase]["repetitions"]))
     lat: dict[str, analysis.Latency] = {}
     if "latency" in result:
         with open(folder / "raw" / "latency.json", encoding="ascii") as f:
@@ -628,12 +742,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--long", action="store_true",
-                        help="a 10-minute quiet phase (drift after 10 min); about 12 minutes in all")
+                        help="a 10-minute quiet phase (drift after 10 min), once unless --repeats")
     parser.add_argument("--quick", action="store_true", help="a few seconds per phase: a smoke test")
     parser.add_argument("--quiet-seconds", type=float, help="length of the quiet phase (default 30)")
     parser.add_argument("--phases", help="comma-separated subset of: " + ",".join(Options.phases))
     parser.add_argument("--out", type=Path, help="results folder (default out/bench)")
     parser.add_argument("--no-figure", action="store_true", help="skip the PNG figure")
+    parser.add_argument("--repeats", type=int, metavar="R",
+                        help="repetitions of each timing phase, in rounds (default 5; --quick 2)")
+    parser.add_argument("--no-probe", action="store_true",
+                        help="no fourth, instrumented ECU in the timing phases")
     parser.add_argument("--port", type=int, default=0, help="first udp_multicast port (default random)")
     parser.add_argument("--reanalyze", type=Path, metavar="DIR",
                         help="recompute table, JSON and figure of a finished run from its raw recordings")
@@ -643,9 +761,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = Options(figure=not args.no_figure, port_base=args.port, long=args.long)
     if args.long:
         options.quiet_s = 610.0
+        options.repeats = 1  # the drift test is one long quiet phase; --repeats still applies
     if args.quick:
         options = dataclasses.replace(options, quiet_s=4.0, load_s=3.0, latency_s=4.0, startup_runs=1,
-                                      throughput_repeats=1)
+                                      throughput_repeats=1, repeats=2)
+    if args.repeats is not None:
+        if args.repeats < 1:
+            parser.error("--repeats must be at least 1")
+        options.repeats = args.repeats
+    options.probe = not args.no_probe
     if args.quiet_seconds:
         options.quiet_s = args.quiet_seconds
     if args.phases:

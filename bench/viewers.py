@@ -35,7 +35,7 @@ import can
 
 from ecu_sim import cli
 from ecu_sim.codec.profile import Profile
-from ecu_sim.runs import realtime
+from ecu_sim.runs import tuned
 from ecu_sim.runtime.clock import Inputs, VirtualClock
 
 
@@ -109,7 +109,7 @@ def virtual(ticks: int, repeats: int) -> dict[str, float]:
             for _ in range(repeats):
                 channel = f"bench-{uuid.uuid4().hex[:8]}"
                 peer = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
-                setattr(realtime, "MonotonicClock", _clock_of(peer))  # noqa: B010  # the clock a test swaps too
+                setattr(tuned, "MonotonicClock", _clock_of(peer))  # noqa: B010  # the clock a test swaps too
                 started = time.thread_time()
                 status = cli.main(["run", "-i", "virtual", "-c", channel, "--duration", str(ticks / 10),
                                    "--log-level", "warning", *extra])

@@ -57,7 +57,7 @@ class Peer:
 def peer(monkeypatch: pytest.MonkeyPatch, virtual_channel: str) -> Iterator[Peer]:
     """A peer on the run's virtual bus; the run ticks on virtual time (see the module's docstring)."""
     found = Peer(virtual_channel)
-    monkeypatch.setattr("ecu_sim.runs.realtime.MonotonicClock", found.clock)
+    monkeypatch.setattr("ecu_sim.runs.tuned.MonotonicClock", found.clock)
     try:
         yield found
     finally:

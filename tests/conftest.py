@@ -120,7 +120,7 @@ def virtual_time(monkeypatch: pytest.MonkeyPatch) -> None:
     Everything else is the real run: options, settings, bus, port, node, faults, recording. Every
     tick falls on its deadline, so none is late or skipped, and a run takes no real time.
     """
-    monkeypatch.setattr("ecu_sim.runs.realtime.MonotonicClock",
+    monkeypatch.setattr("ecu_sim.runs.tuned.MonotonicClock",
                         lambda period_s, *args, **kwargs: VirtualClock())
 
 

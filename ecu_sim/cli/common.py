@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from ecu_sim.runtime.tuning import GC_MODES
 from ecu_sim.settings import load as config
 from ecu_sim.settings.model import LOG_LEVELS, TX_MODES, Settings
 from ecu_sim.settings.sources import add_option
@@ -140,6 +141,31 @@ def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
                     "for analysis and `ecu-sim replay FILE`")
     add_option(record, "--record-max-bytes", key="record.max_bytes", type=int, metavar="N",
                help="start a new file when the recording reaches N bytes (default: one file)")
+
+
+def add_realtime_options(parser: argparse.ArgumentParser) -> None:
+    """How the operating system treats the loop (``[run]`` keys; docs/performance.md measures them)."""
+    group = parser.add_argument_group("real-time scheduling (opt-in; see docs/performance.md)")
+    add_option(group, "--cpu-affinity", key="run.cpu_affinity", metavar="CORES",
+               help="run on these cores only, e.g. 1 or 0,1 or 0-1")
+    add_option(group, "--realtime-priority", key="run.realtime_priority", type=int, metavar="N",
+               help="SCHED_FIFO at priority 1..99 (needs CAP_SYS_NICE; a warning without it)")
+    add_option(group, "--lock-memory", key="run.lock_memory", action=argparse.BooleanOptionalAction,
+               help="mlockall: no page of the process is paged out (needs LimitMEMLOCK)")
+    add_option(group, "--gc", key="run.gc", choices=GC_MODES,
+               help="default: Python's automatic collection; between-ticks: freeze the start-up's "
+                    "heap and collect right after each tick's send")
+    add_option(group, "--drain-at-deadline", key="run.drain_at_deadline",
+               action=argparse.BooleanOptionalAction,
+               help="take frames that arrived in the last 1 %% of the period right after the "
+                    "deadline (default), or leave them to the next tick so they never delay a send")
+    add_option(group, "--spin-us", key="run.spin_us", type=float, metavar="US",
+               help="read the clock instead of sleeping for the last US microseconds before each "
+                    "deadline (CPU time every tick; default 0, off)")
+    add_option(group, "--timer-slack-us", key="run.timer_slack_us", type=float, metavar="US",
+               help="how late Linux may wake the loop (default 1; Linux's own default is 50)")
+    # the benchmark's instrument (bench/): where each tick's time goes, written to FILE on exit
+    parser.add_argument("--tick-probe", metavar="FILE", help=argparse.SUPPRESS)
 
 
 def add_stream_option(parser: argparse.ArgumentParser) -> None:

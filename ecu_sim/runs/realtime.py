@@ -30,11 +30,11 @@ from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.pedals.controls import ControlsSource
-from ecu_sim.runs import routes, viewers
+from ecu_sim.runs import routes, tuned, viewers
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
-from ecu_sim.runtime.clock import MonotonicClock
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
+from ecu_sim.runtime.probe import TickProbe
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.service.notify import Notifier
 from ecu_sim.settings.model import MCAP_FORMAT, Settings
@@ -66,10 +66,13 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         if isinstance(route, Road):
             raise ConfigError("--plant replaces the testbed truck, and --vehicle class6 has its own "
                               "driveline; drop one of the two")
+    probe_path = getattr(args, "tick_probe", None)
+    probe = None if probe_path is None else TickProbe()
     with ExitStack() as stack:
         controls = None if open_controls is None else stack.enter_context(open_controls(settings))
-        port = stack.enter_context(Port(_first_bus(options), own_ids=own_ids,
-                                        reopen=lambda: bus_options.open_bus(options)))
+        first = tuned.bus_opener(lambda: _first_bus(options), probe)
+        reopen = tuned.bus_opener(lambda: bus_options.open_bus(options), probe)
+        port = stack.enter_context(Port(first(), own_ids=own_ids, reopen=reopen))
         log.info("%s on %s, profile %s (%s)", kind.name,
                  describe(options.interface, getattr(options, "channel", None),
                           getattr(options, "bus_kwargs", {})),
@@ -94,11 +97,17 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         observers: list[TickObserver] = [] if recorder is None else [recorder]
         if view is not None:
             observers += viewers.stream(stack, settings.stream.target, lambda: view)
-        loop = _loop(built, port, notifier, settings, stats, observers, plant)
+        between = tuned.collector(settings)
+        loop = _loop(built, port, notifier, settings, stats,
+                     [*observers, *([] if between is None else [between])], plant, probe)
         if built.faults is not None:
             faults = built.faults
             stack.callback(lambda: faults.finish(built.node.tick_index))
         stack.enter_context(_stop_on_signals(loop))
+        if probe is not None and probe_path is not None:
+            probe.start()
+            stack.callback(probe.write, probe_path)
+        stack.enter_context(tuned.levers(settings, between))
         loop.run(_max_ticks(settings))
         if isinstance(recorder, Recorder):
             _await_echoes(port, recorder, settings.run.resolved_period_s)
@@ -126,14 +135,18 @@ def _first_bus(options: argparse.Namespace) -> can.BusABC | None:
 
 
 def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stats: LoopStats,
-          observers: list[TickObserver], plant: UdpPlant | None) -> TickLoop:
+          observers: list[TickObserver], plant: UdpPlant | None, probe: TickProbe | None) -> TickLoop:
+    """The loop; the probe, when given, labels the clock and the node and hears of ticks first."""
     period = settings.run.resolved_period_s
 
     def line() -> str:
         text = f"{built.status_line()} | late {stats.late} | {port.state_text()}"
         return text if plant is None else f"{text} | {plant.status_text()}"
 
-    return TickLoop(MonotonicClock(period), period, [built.node], stats=stats, observers=[
+    clock = tuned.clock(settings, probe)
+    return TickLoop(clock, period, [tuned.node(built.node, clock, settings, probe)], stats=stats,
+                    observers=[
+        *([] if probe is None else [probe]),
         StatusReporter(line, notifier, period, settings.run.status_interval_s),
         *observers,
     ])

@@ -23,6 +23,8 @@ DRAIN_LEAD_FRACTION = 0.01
 #: A quiet bus costs two wake-ups per tick (the drain, the deadline); a busy one is drained as it
 #: fills, so the kernel's queue does not overflow.
 BUSY_RECEIVE_FRACTION = 0.01
+#: the timer slack a real clock asks for instead of Linux's default (see ``set_timer_slack``)
+TIMER_SLACK_NS = 1000
 
 
 class Inputs(Protocol):
@@ -56,17 +58,31 @@ class MonotonicClock:
     - ``True``: always block in the bus receive and handle every frame the moment it arrives.
     """
 
-    def __init__(self, period_s: float, receive_while_waiting: bool = False) -> None:
+    def __init__(self, period_s: float, receive_while_waiting: bool = False, spin_s: float = 0.0,
+                 timer_slack_ns: int = TIMER_SLACK_NS) -> None:
+        """``spin_s``: the last stretch before a deadline is spent reading the clock instead of
+        asleep, so a late wake-up of the kernel's timer cannot delay the tick (at the price of
+        that stretch in CPU time every tick). ``timer_slack_ns``: see ``set_timer_slack``."""
         self.receive_while_waiting = receive_while_waiting
         self._lead_s = DRAIN_LEAD_FRACTION * period_s
         self._busy_cpu_s = BUSY_RECEIVE_FRACTION * period_s
         self._busy = False
-        _tighten_timer_slack()
+        self._spin_s = spin_s
+        #: True while the clock waits (and drains before the deadline), False from the deadline on
+        self.waiting = False
+        set_timer_slack(timer_slack_ns)
 
     def now(self) -> float:
         return time.monotonic()
 
     def wait_until(self, deadline: float, inputs: Inputs) -> None:
+        self.waiting = True
+        try:
+            self._wait(deadline, inputs)
+        finally:
+            self.waiting = False
+
+    def _wait(self, deadline: float, inputs: Inputs) -> None:
         if self.receive_while_waiting:
             self.receive_until(deadline, inputs)
             return
@@ -78,7 +94,10 @@ class MonotonicClock:
             self.sleep_until(ready)
         inputs.drain()
         self._busy = self.cpu_time() - mark > self._busy_cpu_s
-        self.sleep_until(deadline)
+        if self._spin_s > 0.0:
+            self.spin_until(deadline)
+        else:
+            self.sleep_until(deadline)
 
     def cpu_time(self) -> float:
         """CPU seconds this thread has used: how busy receiving keeps the loop."""
@@ -90,6 +109,13 @@ class MonotonicClock:
         if remaining > 0.0:
             time.sleep(remaining)
 
+    def spin_until(self, deadline: float) -> None:
+        """Sleep to ``spin_s`` before ``deadline``, then read the clock until it is there."""
+        self.sleep_until(deadline - self._spin_s)
+        monotonic = time.monotonic
+        while monotonic() < deadline:
+            pass
+
     def receive_until(self, deadline: float, inputs: Inputs) -> None:
         """Handle frames as they arrive until ``deadline``."""
         monotonic, poll = time.monotonic, inputs.poll
@@ -99,13 +125,12 @@ class MonotonicClock:
             remaining = deadline - monotonic()
 
 
-#: prctl(2) option, and the slack asked for instead of Linux's default
+#: prctl(2) option
 _PR_SET_TIMERSLACK = 29
-_TIMER_SLACK_NS = 1000
 
 
-def _tighten_timer_slack() -> None:
-    """Ask Linux to wake this thread within a microsecond of a deadline, not Linux's default slack.
+def set_timer_slack(slack_ns: int) -> None:
+    """Ask Linux to wake this thread within ``slack_ns`` of a deadline, not Linux's default slack.
 
     The default slack lets the kernel coalesce wake-ups, which shows as jitter on every tick; at
     a few wake-ups a tick nothing is saved by it. Real-time threads have no slack anyway;
@@ -116,7 +141,7 @@ def _tighten_timer_slack() -> None:
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_TIMERSLACK, _TIMER_SLACK_NS, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_TIMERSLACK, slack_ns, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 

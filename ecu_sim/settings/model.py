@@ -15,6 +15,7 @@ from typing import Any
 
 from ecu_sim.control.pi import PiParams
 from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
 from ecu_sim.vehicle.drive import PRESETS
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.road import ROUTE_ENDS
@@ -61,6 +62,16 @@ class RunSettings:
     tx_mode: str = "auto"
     #: ``udp:HOST:PORT``: the ECU steps this external truck instead of its own model (ecu_sim.cosim.plant)
     plant: str | None = None
+    #: how the operating system and the interpreter treat a real-time loop (ecu_sim.runtime.tuning)
+    timer_slack_us: float = 1.0
+    spin_us: float = 0.0
+    gc: str = "default"
+    cpu_affinity: str | None = None
+    #: 0: normal scheduling; 1..99: SCHED_FIFO at this priority
+    realtime_priority: int = 0
+    lock_memory: bool = False
+    #: no: frames of the last hundredth of a period wait a tick rather than delay the send
+    drain_at_deadline: bool = True
 
     @property
     def resolved_period_s(self) -> float:
@@ -102,6 +113,28 @@ class RunSettings:
             found.append(f"tx_mode must be {_one_of(TX_MODES)} (got {self.tx_mode!r})")
         if self.log_level.lower() not in LOG_LEVELS:
             found.append(f"log_level must be {_one_of(LOG_LEVELS)} (got {self.log_level!r})")
+        return found + self._lever_problems(period)
+
+    def _lever_problems(self, period: float | None) -> list[str]:
+        """The levers of ecu_sim.runtime.tuning, each checked on its own."""
+        found = []
+        if not (math.isfinite(self.timer_slack_us) and self.timer_slack_us > 0):
+            found.append(f"timer_slack_us must be > 0 (got {self.timer_slack_us}); Linux's default is 50")
+        longest = 0.1 * (period or 0.1) * 1e6
+        if not (math.isfinite(self.spin_us) and 0 <= self.spin_us <= longest):
+            found.append(f"spin_us must be 0 (off) to {longest:g}, a tenth of the period "
+                         f"(got {self.spin_us:g}); every microsecond of it is CPU time each tick")
+        if self.gc not in GC_MODES:
+            found.append(f"gc must be {_one_of(GC_MODES)} (got {self.gc!r})")
+        if self.cpu_affinity is not None:
+            try:
+                parse_cpus(self.cpu_affinity)
+            except ValueError as exc:
+                found.append(f"cpu_affinity is not a list of cores: {exc}")
+        low, high = PRIORITY_RANGE
+        if self.realtime_priority != 0 and not low <= self.realtime_priority <= high:
+            found.append(f"realtime_priority must be 0 (normal scheduling) or {low}..{high} for "
+                         f"SCHED_FIFO (got {self.realtime_priority})")
         return found
 
 
