@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ecu_sim.errors import ConfigError
+from ecu_sim.runtime.cores import allowed_cores
 
 #: what ``[run] gc`` accepts: Python's own automatic collection, or collection between ticks
 GC_MODES = ("default", "between-ticks")
@@ -69,7 +70,7 @@ def apply_affinity(cores: frozenset[int], origin: str,
         return (f"cpu_affinity ({origin}): this process may not choose its cores (a system call "
                 "filter); give the systemd unit CPUAffinity= instead; running on every core")
     except OSError as exc:
-        allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        allowed = allowed_cores()
         raise ConfigError(f"cpu_affinity {','.join(map(str, sorted(cores)))} ({origin}) cannot be "
                           f"used: {exc.strerror}; this process may run on cores "
                           f"{','.join(map(str, allowed))}") from None
