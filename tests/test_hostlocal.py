@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
+import can
 import pytest
 
+from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 from tests.conftest import Cli, Node, Udp, summary_of
 
 ECU_STATUS = r"speed +\d+\.\d+ km/h \| APP "
@@ -97,3 +100,43 @@ def test_the_default_bus_opens_on_a_machine_without_a_network(
     subprocess.run([*a, "ip", "route", "del", "default"], check=True)
     ecu = start("--duration", "0.5", inside=a)
     assert ecu.wait() == 0, ecu.log
+
+
+def _received(bus: can.BusABC, wait_s: float = 2.0) -> list[can.Message]:
+    """Every frame ``bus`` receives until it has been quiet for a moment (at most ``wait_s``)."""
+    frames: list[can.Message] = []
+    while (msg := bus.recv(wait_s if not frames else 0.2)) is not None:
+        frames.append(msg)
+    return frames
+
+
+def test_a_host_local_node_does_not_hear_its_own_frames(udp: Udp) -> None:
+    with udp.bus() as node, udp.bus() as other:
+        node.send(can.Message(arbitration_id=0x18FEF100, data=b"ours"))
+        assert [bytes(m.data) for m in _received(other)] == [b"ours"], "the others hear it"
+        assert _received(node, 0.3) == []
+
+
+def test_a_host_local_node_that_asks_hears_its_own_frames(udp: Udp) -> None:
+    with HostLocalUdpMulticastBus(channel=udp.group, port=udp.port, receive_own_messages=True) as node:
+        assert node.own_frames_come_back
+        node.send(can.Message(arbitration_id=0x18FEF100, data=b"ours"))
+        assert [bytes(m.data) for m in _received(node)] == [b"ours"]
+
+
+def test_a_node_still_hears_others_that_send_its_identifier_and_payload(udp: Udp) -> None:
+    with udp.bus() as node, udp.bus() as twin:
+        node.send(can.Message(arbitration_id=0x18FEF100, data=b"same"))
+        twin.send(can.Message(arbitration_id=0x18FEF100, data=b"same"))
+        assert [bytes(m.data) for m in _received(node)] == [b"same"]
+
+
+def test_a_read_without_waiting_passes_over_frames_the_filters_reject(udp: Udp) -> None:
+    wanted = {"can_id": 0x18FEF100, "can_mask": 0x1FFFFFFF, "extended": True}
+    with HostLocalUdpMulticastBus(channel=udp.group, port=udp.port, can_filters=[wanted]) as node, \
+            udp.bus() as other:
+        for ident in (0x18FF5000, 0x18FF5100, 0x18FEF100):
+            other.send(can.Message(arbitration_id=ident, data=b"x"))
+        time.sleep(0.2)  # loopback delivers within the send; a moment more for a loaded machine
+        msg = node.recv(0.0)
+        assert msg is not None and msg.arbitration_id == 0x18FEF100, "one read, past both rejected"

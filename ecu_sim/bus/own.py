@@ -42,8 +42,12 @@ class OwnFrames:
     ``Direction.FOREIGN``.
     """
 
-    def __init__(self, own_ids: Iterable[int], monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, own_ids: Iterable[int], monotonic: Callable[[], float] = time.monotonic,
+                 echoing: bool = True) -> None:
+        """``echoing`` False: the bus never hands this node its own frames back, so every frame
+        with one of its identifiers is another node's, whatever its payload."""
         self.ids = frozenset(own_ids)
+        self.echoing = echoing
         #: frames of another node that carried one of our identifiers
         self.foreign = 0
         #: spells of such frames, each separated by EPISODE_QUIET_S without one
@@ -68,7 +72,7 @@ class OwnFrames:
         stays the same from tick to tick.
         """
         ident, data, sent = msg.arbitration_id, msg.data, self._sent
-        for index, ours in enumerate(sent):
+        for index, ours in enumerate(sent if self.echoing else ()):
             if ours.arbitration_id == ident and ours.data == data:
                 for _ in range(index):
                     sent.popleft()

@@ -64,7 +64,8 @@ class Port:
                  reopen: Callable[[], can.BusABC] | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bus: can.BusABC | None = bus
-        self.own = OwnFrames(own_ids, monotonic)
+        # a bus that keeps a node's own frames from it says so (ecu_sim.bus.hostlocal)
+        self.own = OwnFrames(own_ids, monotonic, echoing=getattr(bus, "own_frames_come_back", True))
         self.own_ids = self.own.ids
         self.counters = PortCounters()
         #: the controller's state as last reported by an error frame (assumed error-active until then)

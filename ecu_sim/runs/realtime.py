@@ -18,7 +18,7 @@ from typing import Any
 import can
 
 from ecu_sim.bus import options as bus_options
-from ecu_sim.bus.hostlocal import describe
+from ecu_sim.bus.hostlocal import describe, is_host_local
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
 from ecu_sim.cosim.plant import UdpPlant, parse_plant
@@ -60,6 +60,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
                     "not act", fault, fault.start_s, settings.run.duration_s)
     options = bus_options.resolve_bus_options(args, settings.bus)
+    if settings.record.file is not None:
+        options = hear_own_frames(options)
     plant_at = None
     if settings.run.plant is not None and kind is NodeKind.ECU:
         plant_at = parse_plant(settings.run.plant, settings.origins.get("run.plant", "given"))
@@ -115,6 +117,15 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     log.info("stopped after %d ticks: %d late, %d skipped, %s | %s", stats.ticks, stats.late,
              stats.skipped, built.counters_text(), bus_state)
     return 0
+
+
+def hear_own_frames(options: argparse.Namespace) -> argparse.Namespace:
+    """A recording node hears its frames back from the host-local bus, so the journal holds them
+    with the time they were on the bus; other nodes leave them in the kernel."""
+    kwargs = getattr(options, "bus_kwargs", {}) or {}
+    if not is_host_local(getattr(options, "interface", None), kwargs):
+        return options
+    return argparse.Namespace(**{**vars(options), "bus_kwargs": {"receive_own_messages": True, **kwargs}})
 
 
 def _await_echoes(port: Port, recorder: Recorder, period_s: float) -> None:
