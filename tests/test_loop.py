@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecu_sim.runtime.clock import Inputs, MonotonicClock, VirtualClock
+from ecu_sim.runtime.clock import Inputs, MonotonicClock, VirtualClock, WakeLead
 from ecu_sim.runtime.held import HeldInput
 from ecu_sim.runtime.loop import TickLoop
 
@@ -160,77 +160,120 @@ def test_held_input_needs_at_least_one_tick() -> None:
 
 
 class ScriptedRealClock(MonotonicClock):
-    """A MonotonicClock whose time and CPU time are scripted, recording how it was asked to wait."""
+    """A MonotonicClock whose time is scripted, recording how it was asked to wait."""
 
-    def __init__(self) -> None:
-        super().__init__(0.1)
+    def __init__(self, spin_s: float = 0.0) -> None:
+        super().__init__(0.1, spin_s=spin_s)
         self.t = 0.0
-        self.cpu = 0.0
+        #: how each period was waited for until the drain: "sleep", or "receive" frame by frame
         self.waits: list[str] = []
+        self.spun_to: list[float] = []
+        #: frames the next receive_until hands over one by one
+        self.arriving = 0
 
     def now(self) -> float:
         return self.t
 
-    def cpu_time(self) -> float:
-        return self.cpu
-
-    def sleep_until(self, deadline: float) -> None:
+    def sleep_until(self, deadline: float) -> int:
         self.waits.append("sleep")
         self.t = max(self.t, deadline)
+        return 0
 
-    def receive_until(self, deadline: float, inputs: Inputs) -> None:
+    def spin_until(self, deadline: float) -> None:
+        self.spun_to.append(round(deadline, 9))
+        self.t = max(self.t, deadline)
+
+    def receive_until(self, deadline: float, inputs: Inputs) -> int:
         self.waits.append("receive")
         self.t = max(self.t, deadline)
+        return self.arriving
 
 
 class CostlyNode(RecordingNode):
-    """Taking a period's frames costs the CPU time the script says, tick by tick; the drain right
-    at the deadline, which finds the queue empty, costs nothing."""
+    """Taking a period's frames costs the time the script says, tick by tick; the drain right at
+    the deadline, which finds the queue empty, costs nothing."""
 
     def __init__(self, clock: ScriptedRealClock, costs_s: list[float]) -> None:
         super().__init__()
         self.clock = clock
         self.costs_s = costs_s
-
-    def drain(self) -> None:
-        super().drain()
-        if self.drains % 2:
-            self.clock.cpu += self.costs_s[len(self.ticks)]
-
-
-def test_a_quiet_bus_is_slept_through_and_a_busy_one_received_frame_by_frame() -> None:
-    clock = ScriptedRealClock()
-    # receiving costs 0.1 ms, then 5 ms a period (busy: over 1 % of 100 ms), then 0.1 ms again
-    node = CostlyNode(clock, [0.0001, 0.005, 0.005, 0.0001, 0.0001])
-    TickLoop(clock, 0.1, [node]).run(max_ticks=5)
-    assert clock.waits[::2] == ["sleep", "sleep", "receive", "receive", "sleep"], "until the drain"
-    assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2, 0.3, 0.4]
-
-
-def test_a_real_clock_drains_before_the_deadline_and_the_loop_again_at_it() -> None:
-    """What arrived in the last moments before the deadline is not left for the next tick."""
-    node = RecordingNode()
-    TickLoop(ScriptedRealClock(), 0.1, [node]).run(max_ticks=5)
-    assert node.drains == 10
-
-
-class DrainTimingNode(RecordingNode):
-    def __init__(self, clock: ScriptedRealClock) -> None:
-        super().__init__()
-        self.clock = clock
         self.drained_at: list[float] = []
 
     def drain(self) -> None:
         super().drain()
         self.drained_at.append(round(self.clock.t, 9))
+        if self.drains % 2:
+            self.clock.t += self.costs_s[len(self.ticks)]
 
 
-def test_frames_are_taken_a_hundredth_of_a_period_before_the_deadline_and_the_tick_runs_at_it() -> None:
-    """Decoding what arrived never stands between the deadline and the send."""
+def test_a_quiet_bus_is_slept_through_and_a_busy_one_received_frame_by_frame() -> None:
     clock = ScriptedRealClock()
-    node = DrainTimingNode(clock)
-    TickLoop(clock, 0.1, [node]).run(max_ticks=3)
-    assert node.drained_at[2::2] == [0.099, 0.199], "taken before the deadline"
-    assert node.drained_at[3::2] == [0.1, 0.2], "and what came in the last moments at it"
-    assert [round(t, 9) for t, _ in node.ticks] == [0.0, 0.1, 0.2]
-    assert clock.waits[1::2] == ["sleep"] * 3, "a second sleep, to the deadline itself"
+    # receiving takes 0.1 ms, then 5 ms a period (busy: over 1 % of 100 ms), then 0.1 ms again
+    node = CostlyNode(clock, [0.0001, 0.005, 0.005, 0.0001, 0.0001])
+    TickLoop(clock, 0.1, [node]).run(max_ticks=5)
+    assert clock.waits == ["sleep", "sleep", "receive", "receive", "sleep"]
+
+
+def test_a_bus_stays_busy_while_frames_keep_arriving_one_by_one() -> None:
+    """Received as they come, the period's frames leave the drain short: the count keeps it busy."""
+    clock = ScriptedRealClock()
+    clock.arriving = 100
+    node = CostlyNode(clock, [0.005, 0.0, 0.0, 0.0])
+    TickLoop(clock, 0.1, [node]).run(max_ticks=4)
+    assert clock.waits == ["sleep", "receive", "receive", "receive"]
+
+
+def test_a_real_clock_drains_before_the_deadline_and_the_loop_again_at_it() -> None:
+    """What arrived in the last moments before the deadline is not left for the next tick."""
+    node = RecordingNode()
+    TickLoop(ScriptedRealClock(spin_s=0.001), 0.1, [node]).run(max_ticks=5)
+    assert node.drains == 10
+
+
+def test_a_real_clock_wakes_once_a_period() -> None:
+    clock = ScriptedRealClock(spin_s=0.001)
+    node = CostlyNode(clock, [0.0002] * 20)
+    TickLoop(clock, 0.1, [node]).run(max_ticks=20)
+    assert clock.waits == ["sleep"] * 20
+
+
+def test_once_the_lead_is_learned_frames_are_taken_before_the_deadline_and_the_tick_runs_at_it() -> None:
+    """Decoding what arrived never stands between the deadline and the send."""
+    clock = ScriptedRealClock(spin_s=0.001)
+    node = CostlyNode(clock, [0.0002] * 40)
+    TickLoop(clock, 0.1, [node]).run(max_ticks=40)
+    before = node.drained_at[-2::-2][:5]
+    at = node.drained_at[-1::-2][:5]
+    deadlines = [round(t, 9) for t, _ in node.ticks[-5:]][::-1]
+    assert all(taken < deadline for taken, deadline in zip(before, deadlines, strict=True)), "taken before it"
+    assert at == deadlines, "what came in the last moments taken at it"
+    assert clock.spun_to[-5:] == deadlines[::-1], "the rest of the lead awake"
+
+
+def test_without_a_spin_the_clock_wakes_at_the_deadline() -> None:
+    clock = ScriptedRealClock(spin_s=0.0)
+    node = CostlyNode(clock, [0.0002] * 10)
+    TickLoop(clock, 0.1, [node]).run(max_ticks=10)
+    assert node.drained_at[::2] == [round(0.1 * k, 9) for k in range(10)]
+    assert clock.spun_to == []
+
+
+def test_the_lead_grows_while_it_is_too_short_and_stops_at_its_cap() -> None:
+    lead = WakeLead(cap_s=0.0002, quantile=0.9, step_s=50e-6)
+    for _ in range(10):
+        lead.learn(0.001)
+    assert lead.lead_s == pytest.approx(0.0002)
+
+
+def test_the_lead_settles_where_the_quantile_of_what_it_takes_lies() -> None:
+    lead = WakeLead(cap_s=0.01, quantile=0.9, step_s=10e-6)
+    needed = [0.0001 * (k % 10 + 1) for k in range(5000)]  # 0.1 .. 1.0 ms, evenly
+    for value in needed:
+        lead.learn(value)
+    assert 0.0008 <= lead.lead_s <= 0.00101
+
+
+def test_a_single_stall_only_nudges_the_lead() -> None:
+    lead = WakeLead(cap_s=0.01, quantile=0.9, step_s=50e-6)
+    lead.learn(0.005)
+    assert lead.lead_s == pytest.approx(45e-6)

@@ -72,7 +72,7 @@ def run_tick(wake_late_s: float = 0.0, step_s: float = 20e-6, send_s: float = 30
     probe.switch(p.DRAIN_BEFORE)
     node.drain()
     probe.drained()
-    probe.switch(p.SLEEP_TO_DEADLINE)
+    probe.switch(p.SPIN_TO_DEADLINE)
     time.t = deadline + wake_late_s
     probe.woke()
     probe.switch(p.DRAIN_AT)

@@ -160,8 +160,10 @@ def add_realtime_options(parser: argparse.ArgumentParser) -> None:
                help="take frames that arrived in the last 1 %% of the period right after the "
                     "deadline (default), or leave them to the next tick so they never delay a send")
     add_option(group, "--spin-us", key="run.spin_us", type=float, metavar="US",
-               help="read the clock instead of sleeping for the last US microseconds before each "
-                    "deadline (CPU time every tick; default 0, off)")
+               help="wake at most US microseconds before each deadline, take the period's frames "
+                    "and read the clock until the deadline, so neither the wake-up nor decoding "
+                    "delays the send; how early is learned (CPU time every tick; default 1000; "
+                    "0: wake at the deadline)")
     add_option(group, "--timer-slack-us", key="run.timer_slack_us", type=float, metavar="US",
                help="how late Linux may wake the loop (default 1; Linux's own default is 50)")
     # the benchmark's instrument (bench/): where each tick's time goes, written to FILE on exit

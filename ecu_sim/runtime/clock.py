@@ -1,11 +1,12 @@
 """Time for the loop, behind one small interface so the same loop runs in real and in virtual time.
 
-Waiting is the clock's job, not the loop's. A real clock sleeps to the deadline and takes the
-frames that arrived meanwhile shortly before it, so only the step stands between the deadline
-and the send; a virtual clock jumps to the deadline. The loop then drains and ticks every node
-the same way in both. The nodes read no time at all (they count ticks). Outside the clocks the
-time is read for plumbing only: the port's reconnect backoff and the kernel-timed transmitter
-(``time.monotonic``), a recording's wall-clock timestamps, and ``simulate``'s speed report.
+Waiting is the clock's job, not the loop's. A real clock wakes shortly before the deadline,
+takes the frames that arrived meanwhile and waits out the rest awake, so only the step stands
+between the deadline and the send; a virtual clock jumps to the deadline. The loop then drains
+and ticks every node the same way in both. The nodes read no time at all (they count ticks).
+Outside the clocks the time is read for plumbing only: the port's reconnect backoff and the
+kernel-timed transmitter (``time.monotonic``), a recording's wall-clock timestamps, and
+``simulate``'s speed report.
 """
 
 from __future__ import annotations
@@ -14,17 +15,45 @@ import sys
 import time
 from typing import Protocol
 
-#: How long before each deadline, as a fraction of the period, a real clock takes the frames of
-#: the period. Receiving and decoding them costs a varying amount of time (none, one frame,
-#: several); done before the deadline, it never delays the send.
-DRAIN_LEAD_FRACTION = 0.01
-#: A period in which receiving took more than this fraction of the period in CPU time marks the
-#: bus as busy: the clock then receives frame by frame while it waits, as long as it stays busy.
-#: A quiet bus costs two wake-ups per tick (the drain, the deadline); a busy one is drained as it
-#: fills, so the kernel's queue does not overflow.
+#: The quantile of "how long after waking the period's frames were taken" the clock's lead
+#: converges to: in that share of ticks the send does not wait for the wake-up or the drain.
+#: Higher costs more spinning every tick (about the distance between this quantile and the
+#: usual value), lower lets more ticks' wake-up jitter through to the send.
+LEAD_QUANTILE = 0.9
+#: How far one tick moves the lead: up by ``LEAD_STEP_S * LEAD_QUANTILE`` when it was too short,
+#: down by ``LEAD_STEP_S * (1 - LEAD_QUANTILE)`` when it was long enough. A single stall of the
+#: machine only nudges it; a lasting change is followed within a few seconds.
+LEAD_STEP_S = 50e-6
+#: Receiving a period's frames for longer than this fraction of the period marks the bus as busy:
+#: the clock then receives frame by frame while it waits, as long as it stays busy, so the
+#: kernel's queue does not overflow and the drain before the deadline stays short.
 BUSY_RECEIVE_FRACTION = 0.01
+#: Frames received one by one while waiting, above which a busy bus still counts as busy.
+BUSY_FRAMES = 20
 #: the timer slack a real clock asks for instead of Linux's default (see ``set_timer_slack``)
 TIMER_SLACK_NS = 1000
+
+
+class WakeLead:
+    """How long before a deadline the clock must wake so the period's frames are taken by then.
+
+    What that takes (the wake-up's own lateness plus receiving and decoding) differs from machine
+    to machine and from minute to minute, so it is learned: a stochastic quantile estimate of the
+    time from the planned wake-up to the end of the drain, kept between zero and ``cap_s``.
+    """
+
+    def __init__(self, cap_s: float, quantile: float = LEAD_QUANTILE, step_s: float = LEAD_STEP_S) -> None:
+        self.cap_s = cap_s
+        self.lead_s = 0.0
+        self._up = step_s * quantile
+        self._down = step_s * (1.0 - quantile)
+
+    def learn(self, needed_s: float) -> None:
+        """The last drain ended ``needed_s`` after the planned wake-up."""
+        if needed_s > self.lead_s:
+            self.lead_s = min(self.cap_s, self.lead_s + self._up)
+        else:
+            self.lead_s = max(0.0, self.lead_s - self._down)
 
 
 class Inputs(Protocol):
@@ -48,26 +77,27 @@ class Clock(Protocol):
 class MonotonicClock:
     """Wall time from ``time.monotonic``: immune to NTP steps and to the date being set.
 
-    Two ways to wait for a deadline, both on the same absolute grid:
+    Deadlines are computed from the start, not from the last wake-up, so a late wake-up never
+    carries over. Two ways to wait for a deadline:
 
-    - ``receive_while_waiting=False`` (the default): sleep to ``DRAIN_LEAD_FRACTION`` of a period
-      before the deadline, drain what arrived, then sleep to the deadline. The sleep is relative
-      (``time.sleep`` of the time remaining, read just before), and deadlines are computed from
-      the start, not from the last wake-up, so a late wake-up never carries over. While the bus
-      is busy (see ``BUSY_RECEIVE_FRACTION``) the first part receives frame by frame instead.
+    - ``receive_while_waiting=False`` (the default): one wake-up a period. The clock sleeps to
+      the learned lead before the deadline (``WakeLead``), takes the frames that arrived, and
+      spends what is left until the deadline awake, reading the clock; the loop's own drain at
+      the deadline then finds at most the frames of the last moments. So neither the wake-up's
+      lateness nor the decoding stands between the deadline and the send, at the price of the
+      spin in CPU time, bounded by ``spin_s``. While the bus is busy (``BUSY_RECEIVE_FRACTION``,
+      ``BUSY_FRAMES``) the clock receives frame by frame until the lead instead of sleeping.
     - ``True``: always block in the bus receive and handle every frame the moment it arrives.
     """
 
     def __init__(self, period_s: float, receive_while_waiting: bool = False, spin_s: float = 0.0,
                  timer_slack_ns: int = TIMER_SLACK_NS) -> None:
-        """``spin_s``: the last stretch before a deadline is spent reading the clock instead of
-        asleep, so a late wake-up of the kernel's timer cannot delay the tick (at the price of
-        that stretch in CPU time every tick). ``timer_slack_ns``: see ``set_timer_slack``."""
+        """``spin_s``: the most the clock wakes before a deadline (0: it wakes at the deadline,
+        and the wake-up and the drain delay the send). ``timer_slack_ns``: see ``set_timer_slack``."""
         self.receive_while_waiting = receive_while_waiting
-        self._lead_s = DRAIN_LEAD_FRACTION * period_s
-        self._busy_cpu_s = BUSY_RECEIVE_FRACTION * period_s
+        self.lead = WakeLead(spin_s)
+        self._busy_s = BUSY_RECEIVE_FRACTION * period_s
         self._busy = False
-        self._spin_s = spin_s
         #: True while the clock waits (and drains before the deadline), False from the deadline on
         self.waiting = False
         set_timer_slack(timer_slack_ns)
@@ -86,43 +116,40 @@ class MonotonicClock:
         if self.receive_while_waiting:
             self.receive_until(deadline, inputs)
             return
-        mark = self.cpu_time()
-        ready = deadline - self._lead_s
-        if self._busy:
-            self.receive_until(ready, inputs)
-        else:
-            self.sleep_until(ready)
+        lead = self.lead
+        wake = deadline - lead.lead_s
+        received = self.receive_until(wake, inputs) if self._busy else self.sleep_until(wake)
+        began = self.now()
         inputs.drain()
-        self._busy = self.cpu_time() - mark > self._busy_cpu_s
-        if self._spin_s > 0.0:
+        drained = self.now()
+        self._busy = drained - began > self._busy_s or received > BUSY_FRAMES
+        lead.learn(drained - wake)
+        if drained < deadline:
             self.spin_until(deadline)
-        else:
-            self.sleep_until(deadline)
 
-    def cpu_time(self) -> float:
-        """CPU seconds this thread has used: how busy receiving keeps the loop."""
-        return time.thread_time()
-
-    def sleep_until(self, deadline: float) -> None:
+    def sleep_until(self, deadline: float) -> int:
         """Sleep, receiving nothing, until ``deadline``: ``time.sleep`` of the time remaining."""
         remaining = deadline - time.monotonic()
         if remaining > 0.0:
             time.sleep(remaining)
+        return 0
 
     def spin_until(self, deadline: float) -> None:
-        """Sleep to ``spin_s`` before ``deadline``, then read the clock until it is there."""
-        self.sleep_until(deadline - self._spin_s)
+        """Read the clock until it is at ``deadline``."""
         monotonic = time.monotonic
         while monotonic() < deadline:
             pass
 
-    def receive_until(self, deadline: float, inputs: Inputs) -> None:
-        """Handle frames as they arrive until ``deadline``."""
+    def receive_until(self, deadline: float, inputs: Inputs) -> int:
+        """Handle frames as they arrive until ``deadline``; how many waits ended before it."""
         monotonic, poll = time.monotonic, inputs.poll
         remaining = deadline - monotonic()
+        polls = 0
         while remaining > 0.0:
             poll(remaining)
             remaining = deadline - monotonic()
+            polls += 1
+        return max(0, polls - 1)
 
 
 #: prctl(2) option

@@ -28,13 +28,13 @@ from ecu_sim.runtime.clock import Inputs, MonotonicClock
 SLEEP_TO_DRAIN = "sleep to drain"
 RECEIVE_BEFORE = "receive before deadline"
 DRAIN_BEFORE = "decode before deadline"
-SLEEP_TO_DEADLINE = "sleep to deadline"
+SPIN_TO_DEADLINE = "spin to deadline"
 RECEIVE_AT = "receive at deadline"
 DRAIN_AT = "decode at deadline"
 STEP = "step"
 SEND = "send"
 OBSERVERS = "observers"
-LABELS = (SLEEP_TO_DRAIN, RECEIVE_BEFORE, DRAIN_BEFORE, SLEEP_TO_DEADLINE, RECEIVE_AT, DRAIN_AT,
+LABELS = (SLEEP_TO_DRAIN, RECEIVE_BEFORE, DRAIN_BEFORE, SPIN_TO_DEADLINE, RECEIVE_AT, DRAIN_AT,
           STEP, SEND, OBSERVERS)
 #: the steps between the deadline and the send, whose time delays the frame
 _AFTER_DEADLINE = (RECEIVE_AT, DRAIN_AT, STEP, SEND, OBSERVERS)
@@ -259,7 +259,7 @@ class _ProbedInputs:
         self._probe.switch(DRAIN_BEFORE)
         self._inputs.drain()
         self._probe.drained()
-        self._probe.switch(SLEEP_TO_DEADLINE)
+        self._probe.switch(SPIN_TO_DEADLINE)
 
 
 class ProbedNode:

@@ -64,7 +64,7 @@ class RunSettings:
     plant: str | None = None
     #: how the operating system and the interpreter treat a real-time loop (ecu_sim.runtime.tuning)
     timer_slack_us: float = 1.0
-    spin_us: float = 0.0
+    spin_us: float = 1000.0
     gc: str = "default"
     cpu_affinity: str | None = None
     #: 0: normal scheduling; 1..99: SCHED_FIFO at this priority
