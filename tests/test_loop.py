@@ -13,12 +13,17 @@ class RecordingNode:
     def __init__(self) -> None:
         self.ticks: list[tuple[float, bool]] = []
         self.drains = 0
+        #: the number of ticks run when the node was asked to prepare the next one
+        self.prepared: list[int] = []
 
     def poll(self, timeout_s: float) -> None:
         pass
 
     def drain(self) -> None:
         self.drains += 1
+
+    def prepare(self) -> None:
+        self.prepared.append(len(self.ticks))
 
     def tick(self, now: float, transmit: bool) -> None:
         self.ticks.append((now, transmit))
@@ -277,3 +282,16 @@ def test_a_single_stall_only_nudges_the_lead() -> None:
     lead = WakeLead(cap_s=0.01, quantile=0.9, step_s=50e-6)
     lead.learn(0.005)
     assert lead.lead_s == pytest.approx(45e-6)
+
+
+def test_a_real_clock_lets_the_node_prepare_each_tick_after_taking_its_frames() -> None:
+    node = RecordingNode()
+    TickLoop(ScriptedRealClock(spin_s=0.001), 0.1, [node]).run(max_ticks=3)
+    assert node.prepared == [0, 1, 2]
+
+
+def test_a_virtual_clock_never_asks_a_node_to_prepare() -> None:
+    """In virtual time nothing stands between a deadline and a send: nothing is done ahead."""
+    node = RecordingNode()
+    TickLoop(VirtualClock(), 0.1, [node]).run(max_ticks=3)
+    assert node.prepared == []

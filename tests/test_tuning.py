@@ -127,6 +127,9 @@ class CountingNode:
     def drain(self) -> None:
         self.drains += 1
 
+    def prepare(self) -> None:
+        pass
+
     def tick(self, deadline: float, transmit: bool) -> None:
         pass
 

@@ -95,6 +95,9 @@ class _PeerNode:
     def poll(self, timeout_s: float) -> None:
         """The peer's frames come with its requests, not from a wait on the bus."""
 
+    def prepare(self) -> None:
+        """Stepped in virtual time only, where nothing is done ahead."""
+
     def drain(self) -> None:
         """The ECU ticks after the peer, so what arrives now was sent in the previous tick."""
         recv, received, offset = self._recv, self.received, self.offset - 1

@@ -71,14 +71,25 @@ class Ecu(InputNode):
             return
         super().handle_other(msg)
 
+    def prepare(self) -> None:
+        """The step for the demands held now, ahead of the deadline (see ``Vehicle.prepare``)."""
+        if self.tick_index:
+            app = self.held.get(self.tick_index)
+            self.vehicle.prepare(0.0 if app is None else app, self._brake_demand())
+
+    def _brake_demand(self) -> float:
+        """The brake demand this tick uses: the held one, 0 % when missing or without a brake."""
+        if self.brake is None:
+            return self.brake_demand_pct
+        brake = self.brake_held.get(self.tick_index)
+        return 0.0 if brake is None else brake
+
     def tick(self, deadline: float, transmit: bool) -> None:
         app = self.held.get(self.tick_index)
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
         if self.tick_index:
-            if self.brake is not None:
-                brake = self.brake_held.get(self.tick_index)
-                self.brake_demand_pct = 0.0 if brake is None else brake
+            self.brake_demand_pct = self._brake_demand()
             self.vehicle.step(self.app_pct, self.brake_demand_pct)
         sent = transmit and self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
         if sent and self.engine_frames is not None:  # the engine messages wait for the claim too

@@ -168,7 +168,7 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
     hold = hold_ticks(run.input_timeout_s(run.app_timeout_s), period)
     if not isinstance(route, Terrain):
         truck = TruckModel(settings.truck) if plant is None else plant
-        vehicle: Vehicle = TestbedVehicle(truck, route, run.initial_speed_kph, period)
+        vehicle: Vehicle = TestbedVehicle(truck, route, run.initial_speed_kph, period, pure=plant is None)
         return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source, network=network)
     v = settings.vehicle
     params = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + v.payload_kg)

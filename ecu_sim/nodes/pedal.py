@@ -22,6 +22,9 @@ class ConstantPedal:
     def poll(self, timeout_s: float) -> None:
         """The pedal waits for nothing."""
 
+    def prepare(self) -> None:
+        """The payload never changes: nothing to do ahead."""
+
     def drain(self) -> None:
         """Discards what arrived: the pedal acts on nothing it hears."""
         while self._port.recv(0.0) is not None:

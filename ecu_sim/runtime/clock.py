@@ -65,6 +65,9 @@ class Inputs(Protocol):
     def drain(self) -> None:
         """Handle every frame that has already arrived, without waiting."""
 
+    def prepare(self) -> None:
+        """Do ahead what of the coming tick the frames so far allow, committing nothing."""
+
 
 class Clock(Protocol):
     def now(self) -> float:
@@ -81,8 +84,9 @@ class MonotonicClock:
     carries over. Two ways to wait for a deadline:
 
     - ``receive_while_waiting=False`` (the default): one wake-up a period. The clock sleeps to
-      the learned lead before the deadline (``WakeLead``), takes the frames that arrived, and
-      spends what is left until the deadline awake, reading the clock; the loop's own drain at
+      the learned lead before the deadline (``WakeLead``), takes the frames that arrived, lets
+      the nodes prepare their step from them, and spends what is left until the deadline awake,
+      reading the clock; the loop's own drain at
       the deadline then finds at most the frames of the last moments. So neither the wake-up's
       lateness nor the decoding stands between the deadline and the send, at the price of the
       spin in CPU time, bounded by ``spin_s``. While the bus is busy (``BUSY_RECEIVE_FRACTION``,
@@ -121,6 +125,7 @@ class MonotonicClock:
         received = self.receive_until(wake, inputs) if self._busy else self.sleep_until(wake)
         began = self.now()
         inputs.drain()
+        inputs.prepare()
         drained = self.now()
         self._busy = drained - began > self._busy_s or received > BUSY_FRAMES
         lead.learn(drained - wake)

@@ -7,9 +7,10 @@ ticks still advance the node (so model time stays locked to the clock) but only 
 transmits. The node always sees a fixed step; the measured interval never reaches the model.
 
 There is one code path: the clock waits (a real one also takes the period's frames just before
-the deadline), then each node drains what is queued and ticks, then the observers hear of the
-tick. Several nodes share a loop only in virtual time, where node order makes a run repeatable:
-a node drains right before its own tick, so it sees what the nodes before it sent this tick.
+the deadline and lets the nodes prepare their step), then each node drains what is queued and
+ticks, then the observers hear of the tick. Several nodes share a loop only in virtual time,
+where node order makes a run repeatable: a node drains right before its own tick, so it sees
+what the nodes before it sent this tick.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class Node(Protocol):
 
     def drain(self) -> None:
         """Handle every frame that has already arrived, without waiting."""
+
+    def prepare(self) -> None:
+        """Do ahead what of the coming tick the frames so far allow, committing nothing."""
 
     def tick(self, deadline: float, transmit: bool) -> None:
         """Advance one fixed step with the latest inputs; send the result when ``transmit``."""
@@ -61,10 +65,15 @@ class _Inputs:
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.poll = nodes[0].poll
         self._drains = [node.drain for node in nodes]
+        self._prepares = [node.prepare for node in nodes]
 
     def drain(self) -> None:
         for drain in self._drains:
             drain()
+
+    def prepare(self) -> None:
+        for prepare in self._prepares:
+            prepare()
 
 
 class TickLoop:

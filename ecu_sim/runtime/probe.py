@@ -28,13 +28,14 @@ from ecu_sim.runtime.clock import Inputs, MonotonicClock
 SLEEP_TO_DRAIN = "sleep to drain"
 RECEIVE_BEFORE = "receive before deadline"
 DRAIN_BEFORE = "decode before deadline"
+STEP_AHEAD = "step ahead"
 SPIN_TO_DEADLINE = "spin to deadline"
 RECEIVE_AT = "receive at deadline"
 DRAIN_AT = "decode at deadline"
 STEP = "step"
 SEND = "send"
 OBSERVERS = "observers"
-LABELS = (SLEEP_TO_DRAIN, RECEIVE_BEFORE, DRAIN_BEFORE, SPIN_TO_DEADLINE, RECEIVE_AT, DRAIN_AT,
+LABELS = (SLEEP_TO_DRAIN, RECEIVE_BEFORE, DRAIN_BEFORE, STEP_AHEAD, SPIN_TO_DEADLINE, RECEIVE_AT, DRAIN_AT,
           STEP, SEND, OBSERVERS)
 #: the steps between the deadline and the send, whose time delays the frame
 _AFTER_DEADLINE = (RECEIVE_AT, DRAIN_AT, STEP, SEND, OBSERVERS)
@@ -258,6 +259,10 @@ class _ProbedInputs:
     def drain(self) -> None:
         self._probe.switch(DRAIN_BEFORE)
         self._inputs.drain()
+
+    def prepare(self) -> None:
+        self._probe.switch(STEP_AHEAD)
+        self._inputs.prepare()
         self._probe.drained()
         self._probe.switch(SPIN_TO_DEADLINE)
 
@@ -274,6 +279,9 @@ class ProbedNode:
     def drain(self) -> None:
         """Drains run under the label the caller set (before the deadline, or at it)."""
         self._node.drain()
+
+    def prepare(self) -> None:
+        self._node.prepare()
 
     def tick(self, deadline: float, transmit: bool) -> None:
         self._probe.switch(STEP)

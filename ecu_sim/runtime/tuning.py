@@ -126,6 +126,9 @@ class DrainBeforeDeadline:
     def poll(self, timeout_s: float) -> None:
         self._node.poll(timeout_s)
 
+    def prepare(self) -> None:
+        self._node.prepare()
+
     def drain(self) -> None:
         if self._clock.waiting:
             self._node.drain()

@@ -71,6 +71,12 @@ class Vehicle(Protocol):
 
     def step(self, app_pct: float, brake_pct: float) -> None: ...
 
+    def prepare(self, app_pct: float, brake_pct: float) -> None:
+        """Compute the next step for these demands ahead of time, committing nothing: a ``step``
+        with the same demands then only takes it (a real-time clock does this before its
+        deadline, so the step does not stand between the deadline and the send)."""
+        ...
+
 
 class TestbedVehicle:
     """The testbed's model on a grade schedule: no brake, no driveline, unchanged arithmetic."""
@@ -80,17 +86,31 @@ class TestbedVehicle:
     brake_pct = None
 
     def __init__(self, model: Plant, route: GradeProfile, initial_speed_kph: float,
-                 dt_s: float) -> None:
+                 dt_s: float, pure: bool = True) -> None:
+        """``pure`` False: stepping the model has effects (a plant in another program), so it is
+        never stepped ahead."""
         self.model = model
         self.route = route
         self.dt_s = dt_s
         self.state = TruckState.from_kph(initial_speed_kph)
         self.grade_pct = route.grade_at(0.0)
+        self._pure = pure
+        self._ahead: tuple[TruckState, float, float, TruckState] | None = None
 
     def driveline(self) -> None:
         return None
 
+    def prepare(self, app_pct: float, brake_pct: float) -> None:
+        if self._pure:
+            state = self.state
+            grade = self.route.grade_at(state.distance_m)
+            self._ahead = (state, app_pct, grade, self.model.step(state, app_pct, grade, self.dt_s))
+
     def step(self, app_pct: float, brake_pct: float) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] is self.state and ahead[1] == app_pct:
+            self.grade_pct, self.state = ahead[2], ahead[3]
+            return
         self.grade_pct = self.route.grade_at(self.state.distance_m)
         self.state = self.model.step(self.state, app_pct, self.grade_pct, self.dt_s)
 
@@ -107,6 +127,7 @@ class Class6Vehicle:
         self.state = model.initial(initial_speed_kph)
         self._sin = road.sin_under_axles(0.0, wheelbase_m)
         self._reference = model.engine.reference_nm
+        self._ahead: tuple[Class6State, float, float, float, Class6State] | None = None
 
     @property
     def grade_pct(self) -> float:
@@ -125,6 +146,16 @@ class Class6Vehicle:
         scale = 100.0 / self._reference
         return Driveline(s.gear, s.selected, s.engine_rpm, s.engine_nm * scale, s.demand_nm * scale)
 
+    def prepare(self, app_pct: float, brake_pct: float) -> None:
+        state = self.state
+        sin = self.road.sin_under_axles(state.distance_m, self.wheelbase_m)
+        self._ahead = (state, app_pct, brake_pct, sin,
+                       self.model.step(state, app_pct, brake_pct, sin, self.dt_s))
+
     def step(self, app_pct: float, brake_pct: float) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] is self.state and ahead[1:3] == (app_pct, brake_pct):
+            self._sin, self.state = ahead[3], ahead[4]
+            return
         self._sin = self.road.sin_under_axles(self.state.distance_m, self.wheelbase_m)
         self.state = self.model.step(self.state, app_pct, brake_pct, self._sin, self.dt_s)
