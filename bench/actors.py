@@ -11,6 +11,7 @@
 - ``flood``: about 2000 unrelated frames a second on every port.
 - ``hog``: a busy loop (start one per core).
 - ``sleeper``: a loop that only sleeps, once or twice a period: what a wake-up costs here.
+- ``floor``: the ECU's tick with no structure around it: what the same work costs in Python here.
 - ``throughput``: virtual-time ticks per second of ECU + CCM in this process.
 
 Every role runs until SIGTERM or SIGINT unless it has a duration.
@@ -230,7 +231,7 @@ def flood(ports: Sequence[int], rate: float) -> None:
 
 def sleeper(wakes: int, period: float) -> None:
     """A loop that only sleeps to absolute deadlines, ``wakes`` times a period: the machine's price
-    of a wake-up, measured beside the senders (ecu-sim wakes twice a tick, send_periodic once)."""
+    of a wake-up, measured beside the senders (ecu-sim and send_periodic wake once a tick)."""
     stop = Stop()
     start = time.monotonic()
     k = 0
@@ -240,6 +241,47 @@ def sleeper(wakes: int, period: float) -> None:
             delay = start + k * period - 0.01 * period * (w - 1) - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
+
+
+def floor(port: int, period: float) -> None:
+    """The ECU's tick written as one flat loop: the least its work costs in Python on this machine.
+
+    The same libraries and the same work as ecu-sim's ECU (python-can's host-local bus, the
+    profile's codecs, the testbed model), none of its structure: one wake-up at each deadline,
+    every queued frame read without waiting, the newest APP decoded, one model step, one send. No
+    hold time, no counters, no listeners, no status, nothing learned about the machine. Beside
+    the ECU in the same minutes, the difference in CPU per tick is the price of that structure.
+    """
+    import can
+
+    from ecu_sim.codec.profile import Profile
+    from ecu_sim.codec.role import Invalid
+    from ecu_sim.vehicle.model import TruckModel, TruckState
+    from ecu_sim.vehicle.params import TruckParams
+
+    stop = Stop()
+    profile = Profile.load("amp")
+    app_codec, speed_codec = profile.app, profile.speed
+    bus = _udp_bus(port)
+    truck = TruckModel(TruckParams())
+    state = TruckState.from_kph(80.0)
+    app = 0.0
+    start = time.monotonic()
+    k = 0
+    while not stop:
+        k += 1
+        delay = start + k * period - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        while (msg := bus.recv(0.0)) is not None:
+            if msg.arbitration_id == app_codec.frame_id:
+                value = app_codec.decode(msg.data)
+                if not isinstance(value, Invalid):
+                    app = value
+        state = truck.step(state, app, 0.0, period)
+        bus.send(can.Message(arbitration_id=speed_codec.frame_id, data=speed_codec.encode(state.speed_kph),
+                             is_extended_id=True))
+    bus.shutdown()
 
 
 def hog() -> None:
@@ -346,6 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("sleeper")
     p.add_argument("--wakes", type=int, default=1)
     p.add_argument("--period", type=float, default=0.1)
+    p = sub.add_parser("floor")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--period", type=float, default=0.1)
     p = sub.add_parser("throughput")
     p.add_argument("--link", choices=("direct", "virtual"), required=True)
     p.add_argument("--seconds", type=float, default=300.0)
@@ -368,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         hog()
     elif role == "sleeper":
         sleeper(args.wakes, args.period)
+    elif role == "floor":
+        floor(args.port, args.period)
     elif role == "throughput":
         throughput(args.link, args.seconds, args.repeats)
     elif role == "startup-steps":

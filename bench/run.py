@@ -373,9 +373,13 @@ class Bench:
                 groups["probed"] = [("ecu-probed", [*ecu_cmd, "--bus-kwargs", f"port={d}",
                                                     "--tick-probe", str(probe)]),
                                     ("ccm-probed", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={d}"])]
-            if phase == "quiet":  # the price of one and of two wake-ups a period, in the same minutes
+            if phase == "quiet":  # the price of one and of two wake-ups a period, and of the
+                # ECU's work with no structure around it, in the same minutes
                 groups["sleepers"] = [(f"sleeper-{n}", actor_command("sleeper", "--wakes", n, "--period",
                                                                      PERIOD_S)) for n in (1, 2)]
+                e = self.port()
+                groups["floor"] = [("floor", actor_command("floor", "--port", e, "--period", PERIOD_S)),
+                                   ("floor-ccm", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={e}"])]
             order = repeats.start_order(list(groups), rep)
             for group in order:
                 for name, argv in groups[group]:
