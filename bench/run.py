@@ -59,7 +59,7 @@ SPEED_ID, APP_ID = _profile_ids()
 @dataclass
 class Options:
     quiet_s: float = 30.0
-    load_s: float = 12.0
+    load_s: float = 30.0
     latency_s: float = 12.0
     startup_runs: int = 4
     throughput_repeats: int = 3

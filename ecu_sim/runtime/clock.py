@@ -19,7 +19,7 @@ from typing import Protocol
 #: converges to: in that share of ticks the send does not wait for the wake-up or the drain.
 #: Higher costs more spinning every tick (about the distance between this quantile and the
 #: usual value), lower lets more ticks' wake-up jitter through to the send.
-LEAD_QUANTILE = 0.9
+LEAD_QUANTILE = 0.98
 #: How far one tick moves the lead: up by ``LEAD_STEP_S * LEAD_QUANTILE`` when it was too short,
 #: down by ``LEAD_STEP_S * (1 - LEAD_QUANTILE)`` when it was long enough. A single stall of the
 #: machine only nudges it; a lasting change is followed within a few seconds.
