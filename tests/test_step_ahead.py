@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
-from ecu_sim.vehicle.drive import Class6Vehicle, TestbedVehicle
+from ecu_sim.vehicle.drive import Class6Vehicle, TestbedVehicle, Vehicle
 from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.road import Road
@@ -41,21 +43,24 @@ def test_the_class6_truck_stepped_ahead_is_bit_identical() -> None:
     assert drive(a_class6_truck(), ahead=True) == drive(a_class6_truck(), ahead=False)
 
 
+def stepped_after_preparing_other_demands(make: Callable[[], Vehicle], prepared: tuple[float, float],
+                                          used: tuple[float, float]) -> bool:
+    """Whether a truck prepared for ``prepared`` and stepped with ``used`` ends where one stepped
+    with ``used`` alone does."""
+    ahead, plain = make(), make()
+    ahead.prepare(*prepared)
+    ahead.step(*used)
+    plain.step(*used)
+    return ahead.state == plain.state
+
+
 def test_a_demand_that_changed_after_the_step_ahead_is_stepped_afresh() -> None:
     """A frame that came in the last moments before the deadline is the one used."""
-    ahead, plain = a_testbed_truck(), a_testbed_truck()
-    ahead.prepare(10.0, 0.0)
-    ahead.step(90.0, 0.0)
-    plain.step(90.0, 0.0)
-    assert ahead.state == plain.state
+    assert stepped_after_preparing_other_demands(a_testbed_truck, (10.0, 0.0), (90.0, 0.0))
 
 
 def test_a_class6_brake_demand_that_changed_is_stepped_afresh() -> None:
-    ahead, plain = a_class6_truck(), a_class6_truck()
-    ahead.prepare(0.0, 0.0)
-    ahead.step(0.0, 80.0)
-    plain.step(0.0, 80.0)
-    assert ahead.state == plain.state
+    assert stepped_after_preparing_other_demands(a_class6_truck, (0.0, 0.0), (0.0, 80.0))
 
 
 def test_a_step_ahead_commits_nothing() -> None:
