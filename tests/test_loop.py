@@ -179,10 +179,9 @@ class ScriptedRealClock(MonotonicClock):
     def now(self) -> float:
         return self.t
 
-    def sleep_until(self, deadline: float) -> int:
+    def sleep_until(self, deadline: float) -> None:
         self.waits.append("sleep")
         self.t = max(self.t, deadline)
-        return 0
 
     def spin_until(self, deadline: float) -> None:
         self.spun_to.append(round(deadline, 9))

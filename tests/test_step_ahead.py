@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
-from ecu_sim.vehicle.drive import Class6Vehicle, TestbedVehicle, Vehicle
+from ecu_sim.vehicle.drive import Class6Vehicle, StepAhead, TestbedVehicle, Vehicle
 from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.road import Road
@@ -87,3 +87,16 @@ def test_a_plant_with_effects_is_never_stepped_ahead() -> None:
     vehicle.prepare(50.0, 0.0)
     vehicle.step(50.0, 0.0)
     assert plant.steps == 1
+
+
+def test_a_step_ahead_is_taken_once() -> None:
+    ahead: StepAhead[str] = StepAhead()
+    state = object()
+    ahead.keep(state, (50.0,), "prepared")
+    assert (ahead.take(state, (50.0,)), ahead.take(state, (50.0,))) == ("prepared", None)
+
+
+def test_a_step_ahead_is_not_taken_for_another_state() -> None:
+    ahead: StepAhead[str] = StepAhead()
+    ahead.keep(object(), (50.0,), "prepared")
+    assert ahead.take(object(), (50.0,)) is None

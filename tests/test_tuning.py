@@ -137,8 +137,8 @@ class CountingNode:
 class InstantClock(MonotonicClock):
     """Waits for nothing: only whether the drain happens inside the wait matters here."""
 
-    def sleep_until(self, deadline: float) -> int:
-        return 0
+    def sleep_until(self, deadline: float) -> None:
+        pass
 
 
 def test_without_the_drain_at_the_deadline_frames_are_taken_only_while_the_clock_waits() -> None:

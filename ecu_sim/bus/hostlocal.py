@@ -164,7 +164,8 @@ class _LoopbackSocket(GeneralPurposeUdpMulticastBus):
         return sock
 
     @property
-    def hands_back_own_frames(self) -> bool:
+    def own_frames_come_back(self) -> bool:
+        """False once the kernel keeps this node's frames from it (see the class)."""
         return self._sender is self._socket
 
     def send(self, data: bytes, timeout: float | None = None) -> None:
@@ -223,11 +224,15 @@ class HostLocalUdpMulticastBus(UdpMulticastBus):
             raise TypeError("a host-local bus has hop limit 0")
         is_msgpack_installed()
         can.BusABC.__init__(self, channel, **kwargs)
-        self._multicast = _LoopbackSocket(channel, port, own_frames=receive_own_messages)
+        self._loopback = _LoopbackSocket(channel, port, own_frames=receive_own_messages)
+        self._multicast = self._loopback
         self._can_protocol = can.CanProtocol.CAN_FD if fd else can.CanProtocol.CAN_20
-        #: False once the kernel keeps this node's frames from it: a frame with one of its
-        #: identifiers is then always another node's (ecu_sim.bus.own)
-        self.own_frames_come_back = self._multicast.hands_back_own_frames
+
+    @property
+    def own_frames_come_back(self) -> bool:
+        """False once the kernel keeps this node's frames from it: a frame with one of its
+        identifiers is then always another node's (ecu_sim.bus.own)."""
+        return self._loopback.own_frames_come_back
 
     def recv(self, timeout: float | None = None) -> can.Message | None:
         """python-can's receive; a read that must not wait takes the short way.
@@ -244,6 +249,7 @@ class HostLocalUdpMulticastBus(UdpMulticastBus):
             msg, _ = receive(0.0)
             if msg is None or matches(msg):
                 return msg
+
 
 def open_host_local(options: dict[str, Any], bus_kwargs: dict[str, Any]) -> can.BusABC:
     """The host-local bus with python-can's other options (channel, fd, filters, ``--bus-kwargs``)."""

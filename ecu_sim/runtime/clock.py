@@ -49,7 +49,7 @@ class WakeLead:
         self._down = step_s * (1.0 - quantile)
 
     def learn(self, needed_s: float) -> None:
-        """The last drain ended ``needed_s`` after the planned wake-up."""
+        """The last drain and step ahead ended ``needed_s`` after the planned wake-up."""
         if needed_s > self.lead_s:
             self.lead_s = min(self.cap_s, self.lead_s + self._up)
         else:
@@ -86,11 +86,11 @@ class MonotonicClock:
     - ``receive_while_waiting=False`` (the default): one wake-up a period. The clock sleeps to
       the learned lead before the deadline (``WakeLead``), takes the frames that arrived, lets
       the nodes prepare their step from them, and spends what is left until the deadline awake,
-      reading the clock; the loop's own drain at
-      the deadline then finds at most the frames of the last moments. So neither the wake-up's
-      lateness nor the decoding stands between the deadline and the send, at the price of the
-      spin in CPU time, bounded by ``spin_s``. While the bus is busy (``BUSY_RECEIVE_FRACTION``,
-      ``BUSY_FRAMES``) the clock receives frame by frame until the lead instead of sleeping.
+      reading the clock; the loop's own drain at the deadline then finds at most the frames of
+      the last moments. So neither the wake-up's lateness nor the decoding stands between the
+      deadline and the send, at the price of the spin in CPU time, bounded by ``spin_s``. While
+      the bus is busy (``BUSY_RECEIVE_FRACTION``, ``BUSY_FRAMES``) the clock receives frame by
+      frame until the lead instead of sleeping.
     - ``True``: always block in the bus receive and handle every frame the moment it arrives.
     """
 
@@ -122,22 +122,26 @@ class MonotonicClock:
             return
         lead = self.lead
         wake = deadline - lead.lead_s
-        received = self.receive_until(wake, inputs) if self._busy else self.sleep_until(wake)
+        received = 0
+        if self._busy:
+            received = self.receive_until(wake, inputs)
+        else:
+            self.sleep_until(wake)
         began = self.now()
         inputs.drain()
-        inputs.prepare()
         drained = self.now()
+        inputs.prepare()
+        prepared = self.now()
         self._busy = drained - began > self._busy_s or received > BUSY_FRAMES
-        lead.learn(drained - wake)
-        if drained < deadline:
+        lead.learn(prepared - wake)
+        if prepared < deadline:
             self.spin_until(deadline)
 
-    def sleep_until(self, deadline: float) -> int:
+    def sleep_until(self, deadline: float) -> None:
         """Sleep, receiving nothing, until ``deadline``: ``time.sleep`` of the time remaining."""
         remaining = deadline - time.monotonic()
         if remaining > 0.0:
             time.sleep(remaining)
-        return 0
 
     def spin_until(self, deadline: float) -> None:
         """Read the clock until it is at ``deadline``."""

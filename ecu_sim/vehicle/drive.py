@@ -9,13 +9,38 @@ runs stay bit-for-bit the same; it has no brake and no driveline.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.model import TruckState
 from ecu_sim.vehicle.road import grade_pct_of
 
 PRESETS = ("testbed", "class6")
+
+#: what a prepared step yields: the new state with what the vehicle read on the way (grade, slope)
+Result = TypeVar("Result")
+
+
+class StepAhead(Generic[Result]):
+    """One step computed before it is due, kept for the state and demands it was computed from.
+
+    ``take`` hands it over once, and only for that very state (the same object: nothing stepped
+    it since) and equal demands; a demand that changed in the meantime gets None, and the vehicle
+    steps afresh. The model is pure, so a step taken is the step it would have computed.
+    """
+
+    def __init__(self) -> None:
+        self._for: tuple[object, tuple[float, ...]] | None = None
+        self._result: Result | None = None
+
+    def keep(self, state: object, demands: tuple[float, ...], result: Result) -> None:
+        self._for, self._result = (state, demands), result
+
+    def take(self, state: object, demands: tuple[float, ...]) -> Result | None:
+        kept, self._for = self._for, None
+        if kept is None or kept[0] is not state or kept[1] != demands:
+            return None
+        return self._result
 
 
 class Plant(Protocol):
@@ -95,7 +120,7 @@ class TestbedVehicle:
         self.state = TruckState.from_kph(initial_speed_kph)
         self.grade_pct = route.grade_at(0.0)
         self._pure = pure
-        self._ahead: tuple[TruckState, float, float, TruckState] | None = None
+        self._ahead: StepAhead[tuple[float, TruckState]] = StepAhead()
 
     def driveline(self) -> None:
         return None
@@ -104,12 +129,12 @@ class TestbedVehicle:
         if self._pure:
             state = self.state
             grade = self.route.grade_at(state.distance_m)
-            self._ahead = (state, app_pct, grade, self.model.step(state, app_pct, grade, self.dt_s))
+            self._ahead.keep(state, (app_pct,), (grade, self.model.step(state, app_pct, grade, self.dt_s)))
 
     def step(self, app_pct: float, brake_pct: float) -> None:
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead[0] is self.state and ahead[1] == app_pct:
-            self.grade_pct, self.state = ahead[2], ahead[3]
+        ahead = self._ahead.take(self.state, (app_pct,))
+        if ahead is not None:
+            self.grade_pct, self.state = ahead
             return
         self.grade_pct = self.route.grade_at(self.state.distance_m)
         self.state = self.model.step(self.state, app_pct, self.grade_pct, self.dt_s)
@@ -127,7 +152,7 @@ class Class6Vehicle:
         self.state = model.initial(initial_speed_kph)
         self._sin = road.sin_under_axles(0.0, wheelbase_m)
         self._reference = model.engine.reference_nm
-        self._ahead: tuple[Class6State, float, float, float, Class6State] | None = None
+        self._ahead: StepAhead[tuple[float, Class6State]] = StepAhead()
 
     @property
     def grade_pct(self) -> float:
@@ -149,13 +174,13 @@ class Class6Vehicle:
     def prepare(self, app_pct: float, brake_pct: float) -> None:
         state = self.state
         sin = self.road.sin_under_axles(state.distance_m, self.wheelbase_m)
-        self._ahead = (state, app_pct, brake_pct, sin,
-                       self.model.step(state, app_pct, brake_pct, sin, self.dt_s))
+        self._ahead.keep(state, (app_pct, brake_pct),
+                         (sin, self.model.step(state, app_pct, brake_pct, sin, self.dt_s)))
 
     def step(self, app_pct: float, brake_pct: float) -> None:
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead[0] is self.state and ahead[1:3] == (app_pct, brake_pct):
-            self._sin, self.state = ahead[3], ahead[4]
+        ahead = self._ahead.take(self.state, (app_pct, brake_pct))
+        if ahead is not None:
+            self._sin, self.state = ahead
             return
         self._sin = self.road.sin_under_axles(self.state.distance_m, self.wheelbase_m)
         self.state = self.model.step(self.state, app_pct, brake_pct, self._sin, self.dt_s)
