@@ -35,7 +35,7 @@ CCM_SA = 0x11
 def dbc_with_brake(folder: Path) -> str:
     """The j1939 profile's DBC, which has EBC1's brake pedal position (SPN 521) and CCVS2's cruise
     commands, as a file of the test's own (a test may not write into the installed package)."""
-    text = (importlib.resources.files("ecu_sim.codec") / "dbc" / "j1939.dbc").read_text(encoding="utf-8")
+    text = (importlib.resources.files("ecu_sim.dbc") / "j1939.dbc").read_text(encoding="utf-8")
     path = folder / "j1939-brake.dbc"
     path.write_text(text, encoding="utf-8")
     return str(path)

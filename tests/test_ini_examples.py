@@ -51,7 +51,7 @@ def _stand_in(key: str, tmp_path: Path) -> Path:
     """A real file of the kind ``key`` names: the built-in amp DBC, a flat route, an empty scenario."""
     if key == "dbc":
         path = tmp_path / "example.dbc"
-        shutil.copy(REPO / "ecu_sim" / "codec" / "dbc" / "amp.dbc", path)
+        shutil.copy(REPO / "dbc" / "amp.dbc", path)
     elif key == "grade_file":
         path = tmp_path / "route.csv"
         path.write_text("distance_m,grade_pct\n0,0\n")

@@ -324,7 +324,7 @@ def example_folder(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     shim.chmod(0o755)
     work = tmp_path / "work"
     work.mkdir()
-    for name in ("ecu_sim", "scripts", "deploy", "systemd", "examples"):
+    for name in ("ecu_sim", "dbc", "scripts", "deploy", "systemd", "examples"):
         (work / name).symlink_to(REPO / name)
     (work / "docs").mkdir()  # a writable docs/, where the README's picture is made
     # the scenario file the fault example names, as README shows it

@@ -17,7 +17,7 @@ def recorded_with_own_dbc(tmp_path: Path, cli_main: Cli, virtual_time: None, vir
     """A run recorded in ``tmp_path/run`` with ``--dbc dbcs/own.dbc``, a path relative to it."""
     folder = tmp_path / "run"
     (folder / "dbcs").mkdir(parents=True)
-    shutil.copy(REPO / "ecu_sim" / "codec" / "dbc" / "amp.dbc", folder / "dbcs" / "own.dbc")
+    shutil.copy(REPO / "dbc" / "amp.dbc", folder / "dbcs" / "own.dbc")
     monkeypatch.chdir(folder)
     result = cli_main("-i", "virtual", "-c", virtual_channel, "--dbc", "dbcs/own.dbc",
                       "--record", "ecu.log", "--duration", "1")

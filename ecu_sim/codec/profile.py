@@ -36,14 +36,14 @@ _ROLE_DESCRIPTIONS: Final = {
 
 
 def _builtin_dir() -> importlib.resources.abc.Traversable:
-    return importlib.resources.files("ecu_sim.codec") / "dbc"
+    return importlib.resources.files("ecu_sim.dbc")
 
 
 def available_profiles() -> list[str]:
     """Names of the DBC files shipped with the package, for help texts and error messages."""
     try:
         entries = list(_builtin_dir().iterdir())
-    except (FileNotFoundError, NotADirectoryError):
+    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
         return []
     return sorted(e.name.removesuffix(".dbc") for e in entries if e.name.endswith(".dbc") and e.is_file())
 
