@@ -22,8 +22,9 @@ ALLOWED = {
     "settings": {"faults", "runtime", "vehicle", "control"},
     "fmi": {"vehicle"},
     "cosim": {"bus", "codec", "faults", "nodes", "runtime", "settings", "vehicle", "control"},
-    # reads a run's outputs (io/) and draws them; the replayed node's state comes from nodes/
-    "plot": {"io", "nodes", "faults"},
+    # reads a run's outputs (io/) and draws them; a journal's log is replayed (runs/) and the
+    # replayed node's state comes from nodes/
+    "plot": {"io", "runs", "nodes", "faults"},
     "campaign": {"settings", "runs", "runtime", "bus", "vehicle"},
 }
 

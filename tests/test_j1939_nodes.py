@@ -10,7 +10,6 @@ from typing import Any
 import can
 import pytest
 
-from ecu_sim.io import replay
 from ecu_sim.j1939.dm import DM1_PGN, DM11_PGN, Dtc, unpack_dtcs
 from ecu_sim.j1939.frames import ACKNOWLEDGEMENT_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN
 from ecu_sim.j1939.ident import SOFTWARE_ID_PGN
@@ -18,6 +17,7 @@ from ecu_sim.j1939.ids import make_id, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.request import NACK, request
 from ecu_sim.nodes.j1939part import BUS_OFF
+from ecu_sim.runs import replay
 from ecu_sim.settings.model import Settings, VehicleSettings
 from tests.nodebench import Bench, settings
 

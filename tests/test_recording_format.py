@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ecu_sim.io import replay
+from ecu_sim.runs import replay
 from tests.conftest import Cli, Node, Udp, summary_of
 from tests.nodebench import Bench
 

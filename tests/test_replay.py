@@ -13,7 +13,7 @@ import pytest
 
 from ecu_sim.codec.profile import Profile
 from ecu_sim.faults.injector import FaultInjector
-from ecu_sim.io import replay
+from ecu_sim.runs import replay
 from ecu_sim.runtime.clock import Inputs, VirtualClock
 from tests.conftest import Cli, Node, Udp, summary_of
 from tests.nodebench import Bench

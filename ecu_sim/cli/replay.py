@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ecu_sim.io import replay
+from ecu_sim.runs import replay
 from ecu_sim.settings.model import LOG_LEVELS
 
 

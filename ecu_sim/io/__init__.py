@@ -1,1 +1,1 @@
-"""Files: recordings (python-can logs with their tick journal), replay, and simulation traces."""
+"""Files: recordings (python-can logs with their tick journal) and simulation traces."""

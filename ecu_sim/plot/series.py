@@ -6,7 +6,7 @@ Three kinds of input, told apart by the suffix:
 - an MCAP recording: its ``/ticks`` topic, which holds the model state and the loop's lateness of
   every tick as the run had them;
 - a .log, .asc or .blf recording with its tick journal: replayed
-  (:func:`ecu_sim.io.replay.replay`), which rebuilds the node bit for bit, so the plot shows
+  (:func:`ecu_sim.runs.replay.replay`), which rebuilds the node bit for bit, so the plot shows
   the model's own state (grade and distance too, which no frame carries), not a decoding of it.
 
 Faults come from the recorded schedule; late ticks from the MCAP's lateness, or, in a journal,
@@ -25,12 +25,13 @@ from typing import Any
 
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault
-from ecu_sim.io import mcap_format, replay
+from ecu_sim.io import mcap_format
 from ecu_sim.io.recording import load
 from ecu_sim.io.signals import node_state
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.runs import replay
 
 log = logging.getLogger(__name__)
 

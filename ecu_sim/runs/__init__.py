@@ -1,1 +1,2 @@
-"""Runs put together: settings checked against the DBC, a real-time node, a simulation in virtual time."""
+"""Runs put together: settings checked against the DBC, a real-time node, a simulation in virtual time,
+a recording replayed through the node it came from."""
