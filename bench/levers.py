@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench import analysis
-from bench.actors import PERIODIC_ID
+from bench.roles import PERIODIC_ID
 
 if TYPE_CHECKING:
     from bench.run import Bench

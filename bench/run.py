@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench import analysis, repeats
-from bench.actors import GROUP, PERIODIC_ID
+from bench.roles import GROUP, PERIODIC_ID
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 
 REPO = Path(__file__).resolve().parent.parent

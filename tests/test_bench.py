@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench import analysis, report
-from bench.actors import PERIODIC_ID
+from bench.roles import PERIODIC_ID
 from ecu_sim.codec.profile import Profile
 from tests.conftest import HANG_S, REPO, Udp, clean_env
 
