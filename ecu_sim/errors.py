@@ -71,3 +71,15 @@ def missing_interface_hint(name: str) -> str:
         return f"{name} does not exist; {create}"
     return (f"{name} does not exist; plug in the CAN adapter and check its driver is loaded "
             f"(`ip -d link` lists the CAN interfaces), or for a virtual bus {create}")
+
+
+def needs_extra(feature: str, package: str, extra: str, instead: str = "") -> str:
+    """The message for a feature whose optional package is missing, in one wording everywhere.
+
+    It names the feature's own extra and ``all`` beside it: whoever meets one missing package is
+    likely to meet the next a command later, and ``[all]`` ends that in one install. ``instead``
+    is a way to do without the package, when there is one.
+    """
+    message = (f"{feature} needs {package}, which is not installed; install it with "
+               f"pip install 'ecu-sim[{extra}]' (or 'ecu-sim[all]' for every optional feature)")
+    return f"{message}, {instead}" if instead else message

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ecu_sim.campaign.case import OK
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.results import read_table
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import ConfigError, needs_extra
 
 ORDERED = [name for name, better in FIGURES.items() if better]
 
@@ -120,7 +120,7 @@ def plot(report: Report, path: str) -> None:
         matplotlib.use("Agg")
         from matplotlib import pyplot
     except ImportError:
-        raise ConfigError("--png needs matplotlib: pip install 'ecu-sim[campaign]'") from None
+        raise ConfigError(needs_extra("--png", "matplotlib", "campaign")) from None
     columns = 4
     rows = math.ceil(len(ORDERED) / columns)
     figure, axes = pyplot.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)

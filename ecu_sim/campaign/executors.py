@@ -24,7 +24,7 @@ from typing import Any
 from ecu_sim.campaign.case import FAILED, run_case
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.matrix import Case
-from ecu_sim.errors import ConfigError, EcuSimError
+from ecu_sim.errors import ConfigError, EcuSimError, needs_extra
 from ecu_sim.runtime.cores import usable_cores
 
 #: cases in flight per worker: enough that a worker never waits for the next, few enough to lose
@@ -68,7 +68,7 @@ def dask(cases: Sequence[Case], workers: int, scheduler: str | None,
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise ConfigError("--executor dask needs dask.distributed: pip install 'ecu-sim[cluster]'") from None
+        raise ConfigError(needs_extra("--executor dask", "dask.distributed", "cluster")) from None
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import ConfigError, needs_extra
 
 FILE_NAME = "results.csv"
 #: columns that are text whatever they look like
@@ -97,7 +97,7 @@ def write_parquet(source: Path, target: Path) -> None:
         from pyarrow import csv as pa_csv
         from pyarrow import parquet
     except ImportError:
-        raise ConfigError("--parquet needs pyarrow: pip install 'ecu-sim[parquet]'") from None
+        raise ConfigError(needs_extra("--parquet", "pyarrow", "parquet")) from None
     # hex ids and hashes of digits only (or like 1e5) would otherwise be read as numbers
     text = dict.fromkeys(TEXT_COLUMNS, pyarrow.string())
     table = pa_csv.read_csv(source, convert_options=pa_csv.ConvertOptions(column_types=text))

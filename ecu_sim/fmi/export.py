@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import ConfigError, needs_extra
 
 PACKAGE = Path(__file__).resolve().parent.parent
 #: what the model imports, relative to the package: nothing that needs python-can or cantools
@@ -27,7 +27,7 @@ def export(destination: str) -> Path:
     try:
         from pythonfmu.builder import FmuBuilder
     except ImportError:
-        raise ConfigError("export-fmu needs PythonFMU: pip install 'ecu-sim[fmi]'") from None
+        raise ConfigError(needs_extra("export-fmu", "PythonFMU", "fmi")) from None
     target = Path(destination)
     if not target.parent.is_dir():
         raise ConfigError(f"export-fmu {destination!r}: the directory {target.parent} does not exist")

@@ -32,7 +32,7 @@ import can
 from cantools.database.can import Database
 
 from ecu_sim.bus.listener import Direction
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.io import journal
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.signals import FrameDecoder, TickView
@@ -60,8 +60,8 @@ TICK_SCHEMA = {
 
 
 def _mcap_missing() -> ConfigError:
-    return ConfigError("MCAP needs the mcap package: pip install 'ecu-sim[mcap]' (or record to "
-                       ".log, .asc or .blf)")
+    return ConfigError(needs_extra("an .mcap recording", "the mcap package", "mcap",
+                                   "or record to .log, .asc or .blf"))
 
 
 class McapRecorder:

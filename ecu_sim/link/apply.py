@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from ecu_sim.errors import errno_of, missing_interface_hint
+from ecu_sim.errors import errno_of, missing_interface_hint, needs_extra
 from ecu_sim.link.errors import LinkError, LinkNotFoundError, translate_error
 from ecu_sim.link.plan import (
     ControllerSettings,
@@ -37,8 +37,7 @@ def _pyroute2() -> Any:
     try:
         return importlib.import_module("pyroute2")
     except ImportError as exc:
-        raise LinkError("managing CAN links needs pyroute2, which is not installed: "
-                        "pip install 'ecu-sim[link]'") from exc
+        raise LinkError(needs_extra("managing CAN links", "pyroute2", "link")) from exc
 
 
 @contextmanager

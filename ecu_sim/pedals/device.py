@@ -14,11 +14,8 @@ from dataclasses import dataclass
 from types import ModuleType, TracebackType
 from typing import Any
 
-from ecu_sim.errors import EXIT_UNAVAILABLE, ConfigError, EcuSimError
+from ecu_sim.errors import EXIT_UNAVAILABLE, ConfigError, EcuSimError, needs_extra
 from ecu_sim.pedals.controls import Calibration, Controls
-
-#: what to install when evdev is missing
-INSTALL_HINT = "pip install 'ecu-sim[driver]'"
 
 
 class MissingExtraError(EcuSimError):
@@ -30,10 +27,9 @@ class MissingExtraError(EcuSimError):
 def load_evdev() -> ModuleType:
     try:
         return importlib.import_module("evdev")
-    except ImportError as exc:
-        raise MissingExtraError(f"reading an input device needs python-evdev ({exc}); install the "
-                                f"driver extra: {INSTALL_HINT}, or use the keyboard: leave out "
-                                "--device") from None
+    except ImportError:
+        raise MissingExtraError(needs_extra("reading an input device", "python-evdev", "driver",
+                                            "or use the keyboard: leave out --device")) from None
 
 
 @dataclass(frozen=True)

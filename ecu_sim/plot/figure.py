@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.plot.series import Series
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _figure_class() -> type[Figure]:
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ConfigError("ecu-sim plot needs matplotlib: pip install 'ecu-sim[plot]'") from None
+        raise ConfigError(needs_extra("ecu-sim plot", "matplotlib", "plot")) from None
     return Figure
 
 

@@ -13,7 +13,7 @@ import csv
 import math
 from pathlib import Path
 
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle import appendix_d
 from ecu_sim.vehicle.road import Road
@@ -106,8 +106,8 @@ def read_gpx(name: str) -> list[tuple[float, float]]:
         import gpxpy
         import gpxpy.gpx
     except ImportError:
-        raise ConfigError(f"route file {name}: reading GPX needs gpxpy; install it with "
-                          f"pip install 'ecu-sim[routes]'") from None
+        raise ConfigError(f"route file {name}: " + needs_extra(
+            "reading GPX", "gpxpy", "routes", "or write the route as CSV distance_m,elevation_m")) from None
     try:
         text = Path(name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
