@@ -21,6 +21,8 @@ import time
 from typing import Any
 
 from bench.analysis import percentile
+from bench.machine import cpu_seconds
+from bench.processes import child_env, ecu_sim_command
 
 HEADER = struct.Struct("<4d")
 REQUEST = struct.Struct("<6d")
@@ -28,8 +30,6 @@ REQUEST = struct.Struct("<6d")
 
 def _server(pythonpath: str | None) -> tuple[subprocess.Popen[str], tuple[str, int]]:
     """``ecu-sim cosim`` of this tree, or of the package found first on ``pythonpath``."""
-    from bench.run import child_env, ecu_sim_command
-
     env = child_env()
     command = ecu_sim_command()
     if pythonpath is not None:
@@ -51,8 +51,6 @@ def _server(pythonpath: str | None) -> tuple[subprocess.Popen[str], tuple[str, i
 def exchange(n: int, requests: int, pythonpath: str | None = None) -> dict[str, Any]:
     """``requests`` requests of ``n`` ticks each against a fresh ``ecu-sim cosim`` (of the package
     first on ``pythonpath`` when given: a baseline's)."""
-    from bench.run import cpu_seconds
-
     proc, address = _server(pythonpath)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.settimeout(10.0)

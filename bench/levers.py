@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench import analysis
+from bench.machine import cpu_seconds, kernel_workers, system_busy
+from bench.processes import Processes, actor_command, ecu_sim_command, fifo_allowed, sleep_checking
+from bench.receiver import Receiver
 from bench.roles import PERIODIC_ID
 
 if TYPE_CHECKING:
@@ -45,8 +48,6 @@ def rotated(names: Sequence[str], rep: int) -> list[str]:
 
 def measure(bench: Bench) -> dict[str, Any]:
     """Every variant side by side, ``bench.o.repeats`` times in each condition."""
-    from bench.run import fifo_allowed
-
     variants = {k: v for k, v in VARIANTS.items() if "--realtime-priority" not in v or fifo_allowed()}
     seconds = max(3.0, min(bench.o.quiet_s, 20.0))
     out: dict[str, Any] = {"variants": {k: " ".join(v) for k, v in variants.items()}, "seconds": seconds}
@@ -62,18 +63,7 @@ def measure(bench: Bench) -> dict[str, Any]:
 
 def _once(bench: Bench, variants: dict[str, list[str]], condition: str, load: str | None,
           seconds: float, rep: int) -> dict[str, Any]:
-    from bench.run import (
-        PERIOD_S,
-        SPEED_ID,
-        Processes,
-        Receiver,
-        actor_command,
-        cpu_seconds,
-        ecu_sim_command,
-        kernel_workers,
-        sleep_checking,
-        system_busy,
-    )
+    from bench.run import PERIOD_S, SPEED_ID
 
     names = list(variants)
     ports = {name: bench.port() for name in names}

@@ -23,25 +23,33 @@ import dataclasses
 import json
 import math
 import os
-import platform
 import random
 import re
 import resource
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from bench import analysis, repeats
+from bench.machine import cpu_seconds, environment, kernel_workers, own_cpu, peak_rss_mb, system_busy
+from bench.processes import (
+    FIFO_PRIORITY,
+    REPO,
+    Processes,
+    actor_command,
+    child_env,
+    ecu_sim_command,
+    fifo_allowed,
+    sleep_checking,
+)
+from bench.receiver import Receiver
 from bench.roles import GROUP, PERIODIC_ID
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 
-REPO = Path(__file__).resolve().parent.parent
 PERIOD_S = 0.1
 
 
@@ -75,208 +83,7 @@ class Options:
     probe: bool = True
 
 
-# -- processes --------------------------------------------------------------------------------------
 
-
-def child_env() -> dict[str, str]:
-    """The caller's environment without python-can or ecu-sim settings leaking in.
-
-    PYTHONDONTWRITEBYTECODE is dropped too: an installed ecu-sim has its bytecode cached, and
-    start-up without it would measure the compiler rather than the program.
-    """
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("CAN_", "ECU_SIM_")) and k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def ecu_sim_command() -> list[str]:
-    script = Path(sys.executable).with_name("ecu-sim")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "ecu_sim"]
-
-
-def actor_command(role: str, *args: object) -> list[str]:
-    return [sys.executable, "-m", "bench.actors", role, *map(str, args)]
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of every thread of ``pid`` so far (schedstat: nanoseconds; falls back to stat)."""
-    total = 0
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as f:
-                total += int(f.read().split()[0])
-        return total / 1e9
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return math.nan
-
-
-def peak_rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return math.nan
-
-
-def kernel_workers() -> list[int]:
-    """The kernel threads that take over network receive work under load (ksoftirqd/N): a flood
-    of ours keeps them busy, and their time would otherwise pass for background load."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            with contextlib.suppress(OSError):
-                if Path(f"/proc/{pid}/comm").read_text().startswith("ksoftirqd"):
-                    found.append(int(pid))
-    return found
-
-
-def system_busy() -> tuple[float, float, float, float]:
-    """(busy, steal, all, interrupt) CPU seconds of the whole machine, "all" being cores times
-    the monotonic clock.
-
-    Busy is what is neither idle, nor steal, nor interrupt time. It is taken from the idle time,
-    which a tickless kernel accounts exactly, not from user and system time, which it samples at
-    its timer ticks and so misses for processes that run in short bursts between them (a loop
-    waking at 10 Hz). Interrupt time (irq, softirq) is apart: loopback delivery of our own flood
-    runs there, charged to no process of ours, and would otherwise pass for background load.
-    """
-    now = time.monotonic()
-    with open("/proc/stat", encoding="ascii") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    _, _, _, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
-    tick = float(os.sysconf("SC_CLK_TCK"))
-    everything = (os.cpu_count() or 1) * now
-    busy = everything - (idle + iowait + steal + irq + softirq) / tick
-    return busy, steal / tick, everything, (irq + softirq) / tick
-
-
-@dataclass
-class Proc:
-    name: str
-    popen: subprocess.Popen[bytes]
-    spawned_at: float  # time.time() just before the spawn (the receiver's clock)
-    log: IO[bytes]
-
-
-class Processes:
-    """Every process of a phase, stopped (SIGTERM, then SIGKILL) when the phase ends."""
-
-    def __init__(self, logs: Path, phase: str) -> None:
-        self.logs = logs
-        self.phase = phase
-        self.procs: list[Proc] = []
-
-    def spawn(self, name: str, argv: Sequence[str], stdout: int | None = None,
-              realtime: bool = False) -> Proc:
-        log = open(self.logs / f"{self.phase}-{name}.log", "wb")  # noqa: SIM115 (closed in stop)
-        spawned_at = time.time()
-        popen = subprocess.Popen(argv, cwd=REPO, env=child_env(), stdout=stdout or log, stderr=log,
-                                 preexec_fn=_fifo if realtime else None)
-        proc = Proc(name, popen, spawned_at, log)
-        self.procs.append(proc)
-        return proc
-
-    def get(self, name: str) -> Proc:
-        return next(p for p in self.procs if p.name == name)
-
-    def stop(self, names: Sequence[str] | None = None) -> None:
-        chosen = [p for p in self.procs if names is None or p.name in names]
-        for proc in chosen:
-            if proc.popen.poll() is None:
-                proc.popen.send_signal(signal.SIGTERM)
-        for proc in chosen:
-            try:
-                proc.popen.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.popen.kill()
-                proc.popen.wait()
-            proc.log.close()
-            self.procs.remove(proc)
-
-    def __enter__(self) -> Processes:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-#: SCHED_FIFO priority of the senders in the hog-rt phase (what systemd's CPUSchedulingPolicy=fifo
-#: with CPUSchedulingPriority= would give); the hogs stay at normal priority
-FIFO_PRIORITY = 10
-
-
-def _fifo() -> None:
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
-
-
-def fifo_allowed() -> bool:
-    """Whether this user may give processes real-time priority (root or CAP_SYS_NICE/RLIMIT_RTPRIO)."""
-    probe = f"import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param({FIFO_PRIORITY}))"
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True, check=False).returncode == 0
-
-
-class Receiver:
-    """The receiver process and the first-frame announcements it prints."""
-
-    def __init__(self, procs: Processes, ports: Sequence[int], out: Path) -> None:
-        self.out = out
-        self.first: dict[tuple[int, int], float] = {}
-        self._changed = threading.Condition()
-        self.proc = procs.spawn("receiver", actor_command("receiver", "--ports", *ports, "--out", out),
-                                stdout=subprocess.PIPE)
-        assert self.proc.popen.stdout is not None
-        line = self.proc.popen.stdout.readline().decode().strip()
-        if line != "ready":
-            raise RuntimeError(f"the receiver did not start (see {procs.logs})")
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        stdout = self.proc.popen.stdout
-        assert stdout is not None
-        for raw in stdout:
-            parts = raw.decode().split()
-            if len(parts) == 4 and parts[0] == "first":
-                with self._changed:
-                    self.first[(int(parts[1]), int(parts[2]))] = float(parts[3])
-                    self._changed.notify_all()
-
-    def wait_for(self, streams: Sequence[tuple[int, int]], timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not all(s in self.first for s in streams):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(left)
-        return True
-
-    def frames(self) -> dict[str, Any]:
-        with open(self.out, encoding="ascii") as f:
-            data: dict[str, Any] = json.load(f)
-        return data
-
-
-def sleep_checking(seconds: float, procs: Processes) -> None:
-    """Sleep, but fail early when a process of the phase died."""
-    end = time.monotonic() + seconds
-    while (left := end - time.monotonic()) > 0:
-        time.sleep(min(left, 0.5))
-        for proc in procs.procs:
-            code = proc.popen.poll()
-            if code is not None:
-                raise RuntimeError(f"{proc.name} exited with status {code} during the phase "
-                                   f"(log: {procs.logs}/{procs.phase}-{proc.name}.log)")
-
-
-# -- phases -----------------------------------------------------------------------------------------
 
 
 class Bench:
@@ -402,12 +209,12 @@ class Bench:
             t_a = time.time()
             cpu_a = {p.name: cpu_seconds(p.popen.pid) for p in watched}
             workers = kernel_workers()
-            ear_a = cpu_seconds(receiver.proc.popen.pid) + _own_cpu() + sum(map(cpu_seconds, workers))
+            ear_a = cpu_seconds(receiver.proc.popen.pid) + own_cpu() + sum(map(cpu_seconds, workers))
             sys_a = system_busy()
             sleep_checking(seconds, procs)
             t_b = time.time()
             cpu_b = {p.name: cpu_seconds(p.popen.pid) for p in watched}
-            ear_b = cpu_seconds(receiver.proc.popen.pid) + _own_cpu() + sum(map(cpu_seconds, workers))
+            ear_b = cpu_seconds(receiver.proc.popen.pid) + own_cpu() + sum(map(cpu_seconds, workers))
             sys_b = system_busy()
             rss = {p.name: peak_rss_mb(p.popen.pid) for p in watched}
             procs.stop([p.name for p in watched])
@@ -613,11 +420,6 @@ def phase_summary(reps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"verdict": dataclasses.asdict(repeats.verdict(counted)), "median_us_per_tick": cpu}
 
 
-def _own_cpu() -> float:
-    """CPU seconds of this orchestrator: background outside our processes must not count it."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
 
 def _read_json(path: Path) -> Any:
     """A JSON file a child wrote when it stopped, or None when it wrote none."""
@@ -704,40 +506,6 @@ def _figure_title(result: dict[str, Any]) -> str:
     return (f"ecu-sim {env['git']} on {env['cpu']} x{env['cores']}, Python {env['python']}, "
             f"{time.strftime('%Y-%m-%d %H:%M')}")
 
-
-def environment() -> dict[str, Any]:
-    import can
-    import cantools
-
-    cpu = "unknown"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    git = "unknown"
-    with contextlib.suppress(OSError, subprocess.CalledProcessError):
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                               capture_output=True, text=True, check=True).stdout.strip()
-        git = head + ("+dirty" if dirty else "")
-    import sysconfig
-
-    config_args = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
-    mem_kb = 0
-    with contextlib.suppress(OSError, StopIteration):
-        mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                      if line.startswith("MemTotal:"))
-    return {
-        "cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
-        "memory_gb": round(mem_kb / 1024 / 1024, 1),
-        "python": platform.python_version(),
-        "python_build": "PGO+LTO" if "--enable-optimizations" in config_args else "no PGO/LTO",
-        "python_can": can.__version__, "cantools": cantools.__version__,
-        "git": git, "loadavg_start": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        "kernel_can": Path("/proc/net/can").exists(),
-    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

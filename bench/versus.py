@@ -33,6 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import cosim
+from bench.processes import child_env
+
 REPO = Path(__file__).resolve().parent.parent
 _RATE = re.compile(r"\((\d+) ticks, (\d+) ticks/s[,)]")
 
@@ -84,8 +87,6 @@ def export(rev: str, into: Path) -> Path:
 def simulate_rate(pythonpath: str | None, *extra: str) -> float:
     """``ecu-sim simulate --duration 3600`` in a process: its own ticks per second; the package
     first on ``pythonpath`` (a baseline's), or this tree's with None."""
-    from bench.run import child_env
-
     env = child_env()
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
@@ -102,8 +103,6 @@ def simulate_rate(pythonpath: str | None, *extra: str) -> float:
 
 def measure(rev: str, rounds: int, cosim_requests: int) -> dict[str, Any]:
     """``rounds`` rounds of every case, the baseline's simulate right before ours in each."""
-    from bench import cosim
-
     with tempfile.TemporaryDirectory(prefix="ecu-sim-baseline-") as folder:
         base = str(export(rev, Path(folder)))
         has_cosim = (Path(base) / "ecu_sim" / "cli" / "cosim.py").is_file()
