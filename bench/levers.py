@@ -12,16 +12,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench import analysis
 from bench.machine import cpu_seconds, kernel_workers, system_busy
 from bench.processes import Processes, actor_command, ecu_sim_command, fifo_allowed, sleep_checking
 from bench.receiver import Receiver
 from bench.roles import PERIODIC_ID
-
-if TYPE_CHECKING:
-    from bench.run import Bench
+from bench.session import PERIOD_S, SPEED_ID, Session
 
 #: variant name -> the options it adds to both ``ecu-sim`` and ``ecu-sim ccm``
 VARIANTS: dict[str, list[str]] = {
@@ -46,32 +44,30 @@ def rotated(names: Sequence[str], rep: int) -> list[str]:
     return [*names[shift:], *names[:shift]]
 
 
-def measure(bench: Bench) -> dict[str, Any]:
-    """Every variant side by side, ``bench.o.repeats`` times in each condition."""
+def measure(session: Session) -> dict[str, Any]:
+    """Every variant side by side, ``session.o.repeats`` times in each condition."""
     variants = {k: v for k, v in VARIANTS.items() if "--realtime-priority" not in v or fifo_allowed()}
-    seconds = max(3.0, min(bench.o.quiet_s, 20.0))
+    seconds = max(3.0, min(session.o.quiet_s, 20.0))
     out: dict[str, Any] = {"variants": {k: " ".join(v) for k, v in variants.items()}, "seconds": seconds}
     for condition, load in CONDITIONS:
         reps = []
-        for rep in range(bench.o.repeats):
-            bench.say(f"levers, {condition} {rep + 1}/{bench.o.repeats}: {len(variants)} variants "
-                      f"and send_periodic, {seconds:.0f} s")
-            reps.append(_once(bench, variants, condition, load, seconds, rep))
+        for rep in range(session.o.repeats):
+            session.say(f"levers, {condition} {rep + 1}/{session.o.repeats}: {len(variants)} variants "
+                        f"and send_periodic, {seconds:.0f} s")
+            reps.append(_once(session, variants, condition, load, seconds, rep))
         out[condition] = {"repetitions": reps, "summary": summarize(reps, list(variants))}
     return out
 
 
-def _once(bench: Bench, variants: dict[str, list[str]], condition: str, load: str | None,
+def _once(session: Session, variants: dict[str, list[str]], condition: str, load: str | None,
           seconds: float, rep: int) -> dict[str, Any]:
-    from bench.run import PERIOD_S, SPEED_ID
-
     names = list(variants)
-    ports = {name: bench.port() for name in names}
-    periodic_port = bench.port()
+    ports = {name: session.port() for name in names}
+    periodic_port = session.port()
     ecu_cmd = ecu_sim_command()
     tag = f"levers-{condition}-{rep}"
-    with Processes(bench.logs, tag) as procs:
-        receiver = Receiver(procs, [*ports.values(), periodic_port], bench.raw / f"{tag}.json")
+    with Processes(session.logs, tag) as procs:
+        receiver = Receiver(procs, [*ports.values(), periodic_port], session.raw / f"{tag}.json")
         procs.spawn("periodic", actor_command("periodic", "--port", periodic_port, "--period", PERIOD_S))
         for name in rotated(names, rep):
             extra, index = variants[name], names.index(name)
@@ -79,7 +75,7 @@ def _once(bench: Bench, variants: dict[str, list[str]], condition: str, load: st
             procs.spawn(f"ccm{index}", [*ecu_cmd, "ccm", "--bus-kwargs", f"port={ports[name]}", *extra])
         streams = [(i, SPEED_ID) for i in range(len(names))] + [(len(names), PERIODIC_ID)]
         if not receiver.wait_for(streams, 60.0):
-            raise RuntimeError(f"{tag}: not every sender started within 60 s (logs: {bench.logs})")
+            raise RuntimeError(f"{tag}: not every sender started within 60 s (logs: {session.logs})")
         if load == "flood":
             procs.spawn("flood", actor_command("flood", "--ports", *ports.values(), periodic_port,
                                                "--rate", 2000))

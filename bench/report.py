@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench import analysis
+from bench import analysis, levers, probe
 from bench.repeats import NOISY_BACKGROUND_CORES as NOISY
 
 OURS = "ecu-sim (ECU)"
@@ -176,8 +176,6 @@ def repetition_tables(result: Mapping[str, Any]) -> list[str]:
 
 def probe_tables(result: Mapping[str, Any]) -> list[str]:
     """What the instrumented ECU saw of its own ticks, summed over each phase's repetitions."""
-    from bench import probe
-
     rows = {p: [r["probe"] for r in repetitions(result, p) if r.get("probe")] for p in WIRE_PHASES}
     rows = {p: v for p, v in rows.items() if v}
     return probe.tables(rows) if rows else []
@@ -230,8 +228,6 @@ def table(result: Mapping[str, Any]) -> str:
                         f"{_f(t['schedule_drift_ms'])} | {_f(t['drift_rate_ms_per_min'], 4)} |")
         lines += ["", *probe_tables(result)]
     if "levers" in result:
-        from bench import levers
-
         lines += ["", *levers.tables(result["levers"])]
     if "latency" in result:
         lines += ["", "## Latency: APP step to the first speed frame that reflects it (ms)", "",

@@ -15,6 +15,7 @@ import pytest
 
 from bench import analysis, report
 from bench.roles import PERIODIC_ID
+from bench.timing import phase_summary, ratios
 from ecu_sim.codec.profile import Profile
 from tests.conftest import HANG_S, REPO, Udp, clean_env
 
@@ -105,14 +106,12 @@ def test_import_times_are_summed_by_package_and_top_level_import() -> None:
 
 
 def test_a_target_missed_is_reported_as_missed() -> None:
-    from bench import run
-
     timing = analysis.stream_timing([0.1 * k + (0.002 if k % 2 else 0.0) for k in range(50)], 0.1)
     periodic = analysis.stream_timing([0.1 * k + 1e-5 * (k % 3) for k in range(50)], 0.1)
     timings = {report.OURS: timing, report.PERIODIC: periodic}
     rep = {"rep": 0, "timing": {k: v.brief() for k, v in timings.items()},
-           "conditions": {"background_cores": 0.1}, "ratios": run._ratios(timings, 0, 0.1), "cpu": {}}
-    result = {"quiet": {"repetitions": [rep], **run.phase_summary([rep])}}
+           "conditions": {"background_cores": 0.1}, "ratios": ratios(timings, 0, 0.1), "cpu": {}}
+    result = {"quiet": {"repetitions": [rep], **phase_summary([rep])}}
     rows = {row["target"]: row for row in report.targets(result)}
     assert rows["p99 of abs period error, quiet (median of repetitions)"]["met"] is False
     assert rows["p99 below send_periodic's in every repetition, quiet"]["met"] is False
