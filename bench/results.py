@@ -9,11 +9,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import time
 from pathlib import Path
 from typing import Any
 
-from bench import analysis, latency, report, timing
+from bench import analysis, figure, latency, report, timing
 
 
 def write(folder: Path, result: dict[str, Any]) -> None:
@@ -29,10 +28,10 @@ def write(folder: Path, result: dict[str, Any]) -> None:
 def draw(folder: Path, result: dict[str, Any], timings: dict[str, dict[str, analysis.StreamTiming]],
          latencies: dict[str, analysis.Latency]) -> Path | None:
     """The PNG, or None without matplotlib."""
-    return report.figure(timings, latencies, folder / "bench.png", title=_figure_title(result))
+    return figure.draw(timings, latencies, folder / "bench.png", title=figure.title_of(result))
 
 
-def reanalyze(folder: Path, figure: bool) -> int:
+def reanalyze(folder: Path, with_figure: bool) -> int:
     """Recompute timing and latency of a finished run from its raw recordings; rewrite its results."""
     with open(folder / "bench.json", encoding="utf-8") as f:
         result: dict[str, Any] = json.load(f)
@@ -53,7 +52,7 @@ def reanalyze(folder: Path, figure: bool) -> int:
             lat = latency.latencies(json.load(f)["frames"])
         result["latency"] = {name: v.brief() for name, v in lat.items()}
     write(folder, result)
-    if figure:
+    if with_figure:
         draw(folder, result, timings, lat)
     return 0
 
@@ -64,9 +63,3 @@ def _json_default(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return str(value)
-
-
-def _figure_title(result: dict[str, Any]) -> str:
-    env = result["environment"]
-    return (f"ecu-sim {env['git']} on {env['cpu']} x{env['cores']}, Python {env['python']}, "
-            f"{time.strftime('%Y-%m-%d %H:%M')}")
