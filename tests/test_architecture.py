@@ -1,13 +1,20 @@
-"""The layout is the architecture: each stage imports only what it builds on, with no import cycle."""
+"""The layout is the architecture: each stage imports only what it builds on, with no import cycle.
+
+The length and cycle rules hold for the benchmark (bench/) as well: it is code the project keeps
+like the runtime, and a cycle or a long module there costs the same to read and to change.
+"""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "ecu_sim"
+ROOT = Path(__file__).resolve().parent.parent
+#: the packages the rules cover; the stage rule (ALLOWED) is ecu_sim's alone
+PACKAGES = ("ecu_sim", "bench")
 #: the shared vocabulary every stage may use
 SHARED = {"ecu_sim.errors", "ecu_sim.checks"}
 #: stage -> the stages it may import (besides itself and SHARED)
@@ -29,34 +36,39 @@ ALLOWED = {
 }
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
+    """Every module of every package in PACKAGES, by its dotted name."""
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        found[name] = path
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
     return found
 
 
 def imports_of(path: Path) -> set[str]:
-    """The ecu_sim modules a module imports at its top level (imports inside functions are lazy)."""
+    """The modules of PACKAGES a module imports, wherever in it the import stands.
+
+    An import inside a function, or under ``if TYPE_CHECKING:``, runs later or never, but the module
+    depends on what it names all the same: counting it keeps a cycle from hiding behind a lazy import.
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
-    for node in tree.body:
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.If):  # if TYPE_CHECKING: imports that never run
-            continue
-    known = modules()
-    return {name for name in names if name in known and name.startswith("ecu_sim")}
+    return names & modules().keys()
 
 
 def stage(module: str) -> str:
+    """The ecu_sim stage a module is in; "" for a module of another package."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else ""
+    return parts[1] if parts[0] == "ecu_sim" and len(parts) > 1 else ""
 
 
 @pytest.mark.parametrize("name", sorted(modules()))
