@@ -149,14 +149,17 @@ class Udp:
         return HostLocalUdpMulticastBus(channel=self.group, port=self.port)
 
 
-def private_udp() -> Udp:
-    """A random administratively scoped IPv4 group (239.255.x.y, no .0 or .255) and port.
+def private_udp(ipv6: bool = False) -> Udp:
+    """A random administratively scoped group (IPv4 239.255.x.y, no .0 or .255; IPv6 ff15::ec:x,
+    a transient site-local one) and port.
 
     Drawn from the operating system's randomness, not the ``random`` module, which pytest or
     hypothesis may have seeded alike in two CI jobs on one host.
     """
     rng = random.SystemRandom()
-    return Udp(f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}", rng.randint(20000, 60000))
+    group = (f"ff15::ec:{rng.randint(1, 0xFFFF):x}" if ipv6
+             else f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}")
+    return Udp(group, rng.randint(20000, 60000))
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 Two machines are two network namespaces joined by a veth pair, each with its own loopback and a
 default route over the pair, as two hosts on one office network. Every process there uses the
 default group and port, untouched by other tests on this host (each namespace has its own ports).
+The other side of the bus is sometimes a stock python-can program (tests/python_can_peer.py),
+which sends on the default route's interface with a hop limit of one, as python-can does.
 """
 
 from __future__ import annotations
@@ -10,15 +12,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import can
 import pytest
 
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
-from tests.conftest import Cli, Node, Udp, summary_of
+from tests.conftest import HANG_S, Cli, Node, Udp, clean_env, private_udp, summary_of
 
 ECU_STATUS = r"speed +\d+\.\d+ km/h \| APP "
 LAN = ("--bus-kwargs", "hop_limit=1")
@@ -39,6 +43,9 @@ def two_machines() -> Iterator[tuple[list[str], list[str]]]:
     try:
         for name in names:
             ip("netns", "add", name)
+            # IPv6 addresses usable at once: no duplicate address detection on a private link
+            subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
+                            "net.ipv6.conf.default.accept_dad=0"], check=True)
         ip("link", "add", links[0], "netns", names[0], "type", "veth", "peer", "name", links[1],
            "netns", names[1])
         for number, (name, link) in enumerate(zip(names, links, strict=True), start=1):
@@ -50,6 +57,82 @@ def two_machines() -> Iterator[tuple[list[str], list[str]]]:
     finally:
         for name in names:
             subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
+
+
+class PythonCan:
+    """A stock python-can program (tests/python_can_peer.py) as a process, started on its event."""
+
+    def __init__(self, udp: Udp, *mode: str, inside: Sequence[str] = ()) -> None:
+        peer = Path(__file__).with_name("python_can_peer.py")
+        self.process = subprocess.Popen([*inside, sys.executable, str(peer), udp.group, str(udp.port), *mode],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                                        env=clean_env())
+        assert self.process.stdout is not None
+        opened = self.process.stdout.readline().strip()
+        assert opened in ("sending", "listening"), f"python-can did not open its bus: {opened!r}"
+
+    def heard(self) -> int:
+        """A listener's count of frames, once it has them all (or gave up)."""
+        out, _ = self.process.communicate(timeout=HANG_S)
+        return int(out)
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.communicate(timeout=HANG_S)
+
+
+@pytest.fixture
+def python_can() -> Iterator[Callable[..., PythonCan]]:
+    """``python_can(udp, mode...)`` starts the stock python-can program; killed at the end."""
+    peers: list[PythonCan] = []
+
+    def launch(udp: Udp, *mode: str, inside: Sequence[str] = ()) -> PythonCan:
+        peers.append(PythonCan(udp, *mode, inside=inside))
+        return peers[-1]
+
+    try:
+        yield launch
+    finally:
+        for peer in peers:
+            if peer.process.poll() is None:
+                peer.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ipv6", [False, True], ids=["IPv4", "IPv6"])
+def test_ecu_sim_on_the_default_bus_hears_a_stock_python_can_program_of_this_host(
+        start: Callable[..., Node], python_can: Callable[..., PythonCan], ipv6: bool) -> None:
+    udp = private_udp(ipv6)
+    python_can(udp, "send")
+    ccm = start("ccm", *udp.args(), "--duration", "2")
+    assert ccm.wait() == 0, ccm.log
+    assert summary_of(ccm.log).rx > 0, ccm.log
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ipv6", [False, True], ids=["IPv4", "IPv6"])
+def test_a_stock_python_can_program_of_this_host_hears_ecu_sim_on_the_default_bus(
+        start: Callable[..., Node], python_can: Callable[..., PythonCan], ipv6: bool) -> None:
+    udp = private_udp(ipv6)
+    listener = python_can(udp, "listen", "5")
+    ecu = start(*udp.args(), "--duration", "2")
+    assert ecu.wait() == 0, ecu.log
+    assert listener.heard() == 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ipv6", [False, True], ids=["IPv4", "IPv6"])
+def test_a_stock_python_can_program_on_another_machine_is_not_heard_on_the_default_bus(
+        start: Callable[..., Node], python_can: Callable[..., PythonCan],
+        two_machines: tuple[list[str], list[str]], ipv6: bool) -> None:
+    a, b = two_machines
+    udp = private_udp(ipv6)
+    witness = python_can(udp, "listen", "5", inside=a)  # python-can on A: the frames do arrive
+    python_can(udp, "send", inside=b)
+    ccm = start("ccm", *udp.args(), "--duration", "2", inside=a)
+    assert ccm.wait() == 0, ccm.log
+    assert witness.heard() == 5, "the frames of machine B never reached machine A"
+    assert summary_of(ccm.log).rx == 0, ccm.log
 
 
 def ecu_on_a_and_ccm_on_b(start: Callable[..., Node], machines: tuple[list[str], list[str]],
@@ -64,17 +147,26 @@ def ecu_on_a_and_ccm_on_b(start: Callable[..., Node], machines: tuple[list[str],
     return ecu, ccm
 
 
+#: the default group, and an IPv6 one, which sends on a real interface (see ecu_sim.bus.hostlocal)
+GROUPS = pytest.mark.parametrize("group", [(), ("-i", "udp_multicast", "-c", "ff15::ec:1")],
+                                 ids=["default group", "IPv6 group"])
+
+
 @pytest.mark.slow
+@GROUPS
 def test_nodes_on_the_default_bus_of_two_machines_never_hear_each_other(
-        start: Callable[..., Node], two_machines: tuple[list[str], list[str]]) -> None:
-    ecu, ccm = ecu_on_a_and_ccm_on_b(start, two_machines)
+        start: Callable[..., Node], two_machines: tuple[list[str], list[str]],
+        group: tuple[str, ...]) -> None:
+    ecu, ccm = ecu_on_a_and_ccm_on_b(start, two_machines, *group)
     assert (summary_of(ecu.log).rx, summary_of(ccm.log).rx) == (0, 0), ecu.log + ccm.log
 
 
 @pytest.mark.slow
+@GROUPS
 def test_a_hop_limit_of_one_joins_two_machines_on_purpose(
-        start: Callable[..., Node], two_machines: tuple[list[str], list[str]]) -> None:
-    ecu, ccm = ecu_on_a_and_ccm_on_b(start, two_machines, *LAN)
+        start: Callable[..., Node], two_machines: tuple[list[str], list[str]],
+        group: tuple[str, ...]) -> None:
+    ecu, ccm = ecu_on_a_and_ccm_on_b(start, two_machines, *group, *LAN)
     assert summary_of(ecu.log).rx > 0 and summary_of(ccm.log).rx > 0, ecu.log + ccm.log
 
 
