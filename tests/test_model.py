@@ -13,6 +13,7 @@ import pytest
 import ecu_sim
 from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.params import TruckParams
+from ecu_sim.vehicle.road import grade_pct_of
 
 DT = 0.1
 P = TruckParams()
@@ -120,6 +121,23 @@ def test_uphill_one_percent_decelerates_by_about_0_095_mps2() -> None:
     state = TruckState.from_kph(80.0)
     delta = TRUCK.step(state, 0.0, 0.0, DT).speed_mps - TRUCK.step(state, 0.0, 1.0, DT).speed_mps
     assert delta / DT == pytest.approx(0.0952, abs=0.0005)
+
+
+@pytest.mark.parametrize("sin_g", [0.05, -0.05, 0.2, -0.7, 0.999])
+def test_on_a_road_the_grade_force_is_m_g_times_the_sine_under_the_axles(sin_g: float) -> None:
+    """On a road the testbed gets the slope between its axles as a grade, and m g sin(atan(grade))
+    gives back the sine the road had: the force the class6 truck feels on the same road."""
+    weight = P.mass_kg * P.gravity_mps2
+    assert TruckModel(P).grade_force_n(grade_pct_of(sin_g)) == pytest.approx(weight * sin_g, rel=1e-14)
+
+
+@pytest.mark.parametrize("grade_pct", [math.inf, -math.inf, 1e300, -1e300])
+def test_an_infinite_grade_is_a_wall_that_takes_the_whole_weight(grade_pct: float) -> None:
+    """A road's cliff is a slope of sine one under the axles, an infinite grade: not a NaN force,
+    nor, past where the grade's square overflows, no force at all."""
+    weight = P.mass_kg * P.gravity_mps2
+    assert TruckModel(P).grade_force_n(grade_pct) == math.copysign(weight, grade_pct)
+    assert math.isfinite(TruckModel(P).step(TruckState.from_kph(80.0), 100.0, grade_pct, DT).speed_mps)
 
 
 # -- standstill -----------------------------------------------------------------------------------------
@@ -288,11 +306,11 @@ def test_negative_b_is_accepted_only_while_road_load_stays_non_negative() -> Non
 
 # -- the same bits on every processor --------------------------------------------------------------
 
-#: modules whose code runs every tick of a simulation or a real run (model, route, controller, codec,
+#: modules whose code runs every tick of a simulation or a real run (model, route, road, controller, codec,
 #: faults, nodes, loop)
-PER_TICK = ("vehicle/model.py", "vehicle/route.py", "control/pi.py", "codec/role.py", "faults/injector.py",
-            "nodes/input.py", "nodes/ecu.py", "nodes/ccm.py", "nodes/pedal.py", "runtime/loop.py",
-            "runtime/clock.py", "runtime/held.py", "runtime/ticks.py")
+PER_TICK = ("vehicle/model.py", "vehicle/route.py", "vehicle/road.py", "vehicle/drive.py", "control/pi.py",
+            "codec/role.py", "faults/injector.py", "nodes/input.py", "nodes/ecu.py", "nodes/ccm.py",
+            "nodes/pedal.py", "runtime/loop.py", "runtime/clock.py", "runtime/held.py", "runtime/ticks.py")
 #: functions libm computes to within an ulp or so, differently on another processor or libm
 TRANSCENDENTAL = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
                   "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "erf",

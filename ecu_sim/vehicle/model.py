@@ -82,7 +82,11 @@ class TruckModel:
             if grade_pct != grade_pct:
                 raise ValueError("grade_pct must not be NaN")
             x = grade_pct / 100.0
-            self._f_g = self._weight_n * (x / math.sqrt(1.0 + x * x))  # sin(atan(x)), correctly rounded parts
+            xx = x * x
+            # sin(atan(x)), correctly rounded parts; an infinite grade (a wall in an elevation
+            # route, under the wheelbase) is the whole weight, where the quotient would be NaN
+            self._f_g = self._weight_n * (x / math.sqrt(1.0 + xx) if xx < math.inf else
+                                          1.0 if x > 0.0 else -1.0)
             self._grade_pct = grade_pct
         return self._f_g
 
