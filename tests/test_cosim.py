@@ -6,6 +6,7 @@ import dataclasses
 import math
 import struct
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -92,6 +93,24 @@ def test_a_grade_from_the_peer_replaces_the_route() -> None:
     with served(ROUTE) as (peer, _):
         answer = peer.step(20, app=50.0, grade=3.5)
     assert answer.values[GRADE] == 3.5
+
+
+def test_the_testbed_on_an_elevation_route_answers_as_simulate_and_takes_the_peers_grade_as_given(
+        tmp_path: Path) -> None:
+    route = tmp_path / "hill.csv"
+    route.write_text("distance_m,elevation_m\n0,0\n500,30\n1000,0\n")
+    hill = Settings(run=RunSettings(grade_file=str(route)))
+    settings, profile = prepare(hill)
+    with Simulation(settings, Driver("pedal", 40.0), profile) as simulation:
+        expected = []
+        for _ in range(300):
+            simulation.loop.run(1)
+            expected.append((simulation.ecu.state.speed_kph, simulation.ecu.grade_pct))
+    with served(hill) as (peer, _):
+        got = [(v[SPEED], v[GRADE]) for v in (peer.step(1, app=40.0).values for _ in range(300))]
+    assert got == expected and expected[-1][1] > 0.0
+    with served(hill) as (peer, _):
+        assert peer.step(20, app=50.0, grade=3.5).values[GRADE] == 3.5
 
 
 def test_no_app_from_the_peer_means_the_truck_coasts() -> None:

@@ -356,6 +356,42 @@ def test_a_class6_closed_loop_recorded_on_an_echoing_bus_compares_the_engine_fra
     assert compared is not None and int(compared[1]) >= 2 * 25, result.out  # speed, EEC1, ETC2 a tick
 
 
+# -- the testbed truck on a road -----------------------------------------------------------------------
+
+
+def test_a_testbed_recording_on_an_elevation_route_replays_bit_for_bit_on_its_file_read_again(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    """The road is not in the journal as grade points: the file is read again, as for class6."""
+    route = elevation_route(tmp_path / "hill.csv", 30.0)
+    log = tmp_path / "hill.log"
+    result = cli_main("-i", "virtual", "-c", virtual_channel, "--route", str(route), "--record", str(log),
+                      "--duration", "5")
+    assert result.status == 0, result.err
+    head = json.loads(Path(f"{log}.ticks").read_text().splitlines()[0])
+    assert head["settings"]["vehicle"]["preset"] == "testbed"
+    assert head["route"] is None and head["road_sha256"] is not None
+    assert head["settings"]["run"]["grade_file"] == str(route)
+    replayed = cli_main("replay", str(log))
+    assert replayed.status == 0, replayed.err
+    assert "replayed 50 ticks (5.0 s)" in replayed.out and "bit for bit as recorded" in replayed.out
+    route.unlink()
+    gone = cli_main("replay", str(log))
+    assert gone.status == 2 and "recorded on the route" in gone.err and "hill.csv" in gone.err
+
+
+def test_a_testbed_replay_on_a_changed_road_sends_other_speeds(
+        tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
+    """What the replay compares depends on the road: a steeper hill is found, not passed over."""
+    route = elevation_route(tmp_path / "hill.csv", 30.0)
+    log = tmp_path / "hill.log"
+    assert cli_main("-i", "virtual", "-c", virtual_channel, "--route", str(route), "--record", str(log),
+                    "--duration", "5").status == 0
+    elevation_route(route, 60.0)
+    replayed = cli_main("replay", str(log))
+    assert "is not the route file the recording was made with" in replayed.err
+    assert replayed.status != 0 and "bit for bit as recorded" not in replayed.out
+
+
 def test_a_ccm_recording_does_not_need_the_ecus_road_file(
         tmp_path: Path, cli_main: Cli, virtual_time: None, virtual_channel: str) -> None:
     route = elevation_route(tmp_path / "hill.csv", 30.0)

@@ -132,12 +132,103 @@ def test_a_file_that_is_not_gpx_exits_2_saying_so(cli_main: Cli, tmp_path: Path)
     assert status == 2 and "not a GPX file" in err
 
 
-def test_an_elevation_route_for_the_testbed_vehicle_exits_2_asking_for_class6(
+# -- the testbed truck on a road: the grade under its wheelbase, as class6 feels it ---------------------
+
+
+def drive_testbed(cli_main: Cli, out: Path, *args: str) -> list[dict[str, str]]:
+    """The testbed truck's trace of ``ecu-sim simulate ARGS`` (the default vehicle)."""
+    result = cli_main("simulate", *args, "--out", str(out))
+    assert result.status == 0, result.err
+    return list(csv.DictReader(out.open()))
+
+
+def slope(path: Path, rise_m: float) -> Path:
+    """A straight slope of ``rise_m`` over 4 km, then level (with --route-end extend)."""
+    path.write_text(f"distance_m,elevation_m\n0,100\n4000,{100 + rise_m}\n")
+    return path
+
+
+def test_the_testbed_truck_slows_climbing_an_elevation_route_and_speeds_up_descending(
         cli_main: Cli, tmp_path: Path) -> None:
-    route = tmp_path / "hill.csv"
-    route.write_text("distance_m,elevation_m\n0,100\n200,101\n")
-    result = cli_main("simulate", "--route", str(route), "--duration", "1")
-    assert result.status == 2 and "--vehicle class6" in result.err
+    pedal = ("--app", "60", "--duration", "60", "--route-end", "extend")
+    final = {}
+    for name, rise in (("up", 200.0), ("flat", 0.0), ("down", -200.0)):
+        route = slope(tmp_path / f"{name}.csv", rise)
+        rows = drive_testbed(cli_main, tmp_path / f"{name}.out.csv", "--route", str(route), *pedal)
+        final[name] = (float(rows[-1]["speed_kph"]), float(rows[-1]["grade_pct"]))
+    assert final["up"][0] < final["flat"][0] < final["down"][0]
+    # a rise of 5 m in 100 m along the road is a slope of sine 0.05, its grade 5/cos
+    grade = 100.0 * 0.05 / math.sqrt(1.0 - 0.05 * 0.05)
+    assert final["up"][1] == pytest.approx(grade, abs=1e-4)
+    assert final["down"][1] == pytest.approx(-grade, abs=1e-4)
+    assert final["flat"][1] == 0.0
+
+
+def test_a_level_elevation_route_drives_the_testbed_truck_exactly_as_a_flat_road(
+        cli_main: Cli, tmp_path: Path) -> None:
+    route = slope(tmp_path / "level.csv", 0.0)
+    on_road = drive_testbed(cli_main, tmp_path / "road.csv", "--route", str(route), "--duration", "30")
+    flat = drive_testbed(cli_main, tmp_path / "flat.csv", "--grade", "0", "--duration", "30")
+    assert on_road == flat
+
+
+@pytest.mark.parametrize("wheelbase_m", [2.0, 5.0, 10.0])
+def test_the_testbed_truck_feels_a_step_in_the_road_over_its_wheelbase(
+        cli_main: Cli, tmp_path: Path, wheelbase_m: float) -> None:
+    route = tmp_path / "step.csv"
+    route.write_text("distance_m,elevation_m\n" + "\n".join(f"{d:g},{h:g}" for d, h in STEP) + "\n")
+    rows = drive_testbed(cli_main, tmp_path / "run.csv", "--route", str(route), "--smoothing", "0",
+                   "--route-end", "extend", "--wheelbase", str(wheelbase_m), "--app", "50",
+                   "--duration", "10")
+    grades = [float(row["grade_pct"]) for row in rows]
+    # the 1 m step lies wholly between the axles for a while: its height over the wheelbase
+    assert max(grades) == pytest.approx(grade_pct_of(1.0 / wheelbase_m), abs=1e-4)
+    assert grades[0] == 0.0 and grades[-1] == 0.0
+
+
+def test_a_gpx_track_drives_the_testbed_truck_uphill(cli_main: Cli, tmp_path: Path) -> None:
+    pytest.importorskip("gpxpy")
+    route = tmp_path / "track.gpx"
+    route.write_text(GPX.format(ele1="<ele>500</ele>"))
+    pedal = ("--app", "50", "--duration", "10", "--smoothing", "0", "--route-end", "extend")
+    rows = drive_testbed(cli_main, tmp_path / "gpx.csv", "--route", str(route), *pedal)
+    flat = drive_testbed(cli_main, tmp_path / "flat.csv", "--grade", "0", *pedal)
+    assert float(rows[30]["grade_pct"]) > 0.0
+    assert float(rows[-1]["speed_kph"]) < float(flat[-1]["speed_kph"])
+
+
+def test_appendix_d_drives_the_testbed_truck_on_its_linear_grades_not_a_step_function(
+        cli_main: Cli, tmp_path: Path) -> None:
+    rows = drive_testbed(cli_main, tmp_path / "d.csv", "--route", "appendix-d", "--app", "70",
+                         "--duration", "120")
+    grades = {round(float(row["grade_pct"]), 4) for row in rows}
+    steps = {round(g, 4) for _, g in appendix_d.POINTS}
+    assert len(grades - steps) > len(grades) // 2
+
+
+def test_the_testbed_route_by_name_and_grade_files_stay_the_grade_schedules_they_were(
+        cli_main: Cli, tmp_path: Path) -> None:
+    """Runs on these must not change, bit for bit, and the wheelbase has no say on them."""
+    default = drive_testbed(cli_main, tmp_path / "default.csv", "--duration", "120")
+    named = drive_testbed(cli_main, tmp_path / "named.csv", "--route", "testbed", "--wheelbase", "12",
+                    "--duration", "120")
+    assert named == default
+    grades = tmp_path / "grades.csv"
+    grades.write_text("distance_m,grade_pct\n0,0\n100,3\n300,-2\n500,0\n")
+    schedule = drive_testbed(cli_main, tmp_path / "s.csv", "--grade-file", str(grades), "--duration", "60")
+    wide = drive_testbed(cli_main, tmp_path / "w.csv", "--grade-file", str(grades), "--wheelbase", "12",
+                   "--duration", "60")
+    assert wide == schedule and {row["grade_pct"] for row in schedule} <= {"0.0000", "3.0000", "-2.0000"}
+
+
+def test_a_cliff_in_an_elevation_route_is_a_wall_to_the_testbed_truck_not_a_nan(
+        cli_main: Cli, tmp_path: Path) -> None:
+    route = tmp_path / "cliff.csv"
+    route.write_text("distance_m,elevation_m\n0,0\n100,0\n101,50\n300,50\n")
+    rows = drive_testbed(cli_main, tmp_path / "run.csv", "--route", str(route), "--smoothing", "0",
+                   "--route-end", "extend", "--app", "100", "--duration", "10")
+    assert "inf" in {row["grade_pct"] for row in rows}
+    assert all(math.isfinite(float(row["speed_kph"])) for row in rows)
 
 
 def test_appendix_d_is_an_out_and_back_road_its_second_half_the_first_reversed_and_negated() -> None:

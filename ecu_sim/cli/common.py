@@ -74,15 +74,17 @@ def add_ecu_options(parser: argparse.ArgumentParser) -> None:
     add_option(group, "--payload", key="vehicle.payload_kg", type=float, metavar="KG",
                help="class6: payload on top of the test mass (default 0)")
     add_option(group, "--wheelbase", key="vehicle.wheelbase_m", type=float, metavar="M",
-               help="class6: front to rear axle, over which the slope is felt (default 5 m)")
+               help="front to rear axle, over which the slope of a road is felt: elevations, GPX "
+                    "and appendix-d, every route for class6 (default 5 m)")
     add_option(group, "--route-end", key="vehicle.route_end", choices=ROUTE_ENDS,
-               help="class6: at the route's end loop (default) or extend (continue level)")
+               help="on a road (as for --wheelbase): at the route's end loop (default) or extend "
+                    "(continue level)")
     add_option(group, "--smoothing", key="vehicle.smoothing_m", type=float, metavar="M",
-               help="class6: moving average over elevation routes (default 30 m, 0 = none)")
+               help="moving average over elevation routes (default 30 m, 0 = none)")
     grade = group.add_mutually_exclusive_group()
     add_option(grade, "--route", "--grade-file", key="run.grade_file", metavar="NAME|FILE",
                help="built-in route (testbed, appendix-d) or a file: CSV distance_m,grade_pct or "
-                    "distance_m,elevation_m, or GPX (class6); loops at the last distance")
+                    "distance_m,elevation_m, or GPX; loops at the last distance")
     add_option(grade, "--grade", key="run.grade_pct", type=float, metavar="PCT",
                help="constant grade in percent, 0 for a flat road (default: the testbed route)")
 

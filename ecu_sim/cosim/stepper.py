@@ -33,13 +33,13 @@ from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
 from ecu_sim.settings.model import Settings
-from ecu_sim.vehicle.drive import GradeProfile, Terrain
+from ecu_sim.vehicle.drive import GradeProfile, Terrain, drives_class6, testbed_route
 from ecu_sim.vehicle.road import grade_pct_of
 
 
 class PeerRoad:
-    """The testbed truck's route, unless the peer gives a grade: then that grade, wherever the
-    truck is."""
+    """The testbed truck's route (its grade schedule, or the grade under its wheelbase on a road),
+    unless the peer gives a grade: then that grade, wherever the truck is."""
 
     def __init__(self, route: GradeProfile) -> None:
         self._route = route
@@ -152,15 +152,17 @@ class Stepper:
 
     def __init__(self, settings: Settings, profile: Profile, route: GradeProfile | Terrain,
                  schedule: FaultSchedule | None = None) -> None:
-        """``route``: the testbed truck's grade profile, or the ``class6`` truck's road."""
+        """``route``: the testbed truck's grade profile or road, or the ``class6`` truck's road."""
         self.settings = settings
         self.profile = profile
         self.contract: Contract = contract(profile, settings.vehicle.preset)
         self.period_s = settings.run.resolved_period_s
         clock = VirtualClock()
         link = InProcessLink(clock, "cosim")
-        self.road: PeerRoad | PeerTerrain = (PeerTerrain(route) if isinstance(route, Terrain)
-                                             else PeerRoad(route))
+        # The peer's grade must reach the testbed model as given, not through a slope and back.
+        self.road: PeerRoad | PeerTerrain = (
+            PeerTerrain(route) if drives_class6(route, settings.vehicle.preset)
+            else PeerRoad(testbed_route(route, settings.vehicle.wheelbase_m)))
         self._stack = ExitStack()
         with self._stack:
             peer_port = self._stack.enter_context(Port(link.bus(), []))

@@ -4,7 +4,7 @@ A recording ``FILE`` (candump .log, .asc or .blf, python-can's writers) has its 
 it in ``FILE.ticks``:
 
 - line 1, JSON: the node, every setting of the run, the route (the testbed's grade points; a
-  class6 road's file checksum, the file being read again), the DBC's checksum and the resolved
+  road's file checksum, the file being read again), the DBC's checksum and the resolved
   fault schedule with its seed;
 - one line per tick: ``RX TX [FLAGS]``, the number of frames received since the previous tick
   (all of them, in the log's order: they fell before this tick) and sent by this tick, whose

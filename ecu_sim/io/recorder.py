@@ -57,7 +57,7 @@ REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939"
 def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tuple[float, float]] | None,
            schedule: FaultSchedule, log_name: str, road_file: str | None = None) -> dict[str, Any]:
     """Line 1 of the journal: everything that decides what the node sends. ``route``: the testbed
-    truck's grade points; ``road_file``: the file a class6 truck's road was read from."""
+    truck's grade schedule; ``road_file``: the file a road (any truck's) was read from."""
     return {
         "node": kind,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -135,7 +135,7 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
 
 
 def _check_road(recording: Recording, settings: Settings) -> None:
-    """A class6 road is read again from its file: it must be there, and should be the same."""
+    """A road is read again from its file: it must be there, and should be the same."""
     name, checksum = settings.run.grade_file, recording.head.get("road_sha256")
     if checksum is None or name is None:
         return

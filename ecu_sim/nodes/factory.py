@@ -39,7 +39,16 @@ from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
-from ecu_sim.vehicle.drive import Class6Vehicle, GradeProfile, Plant, Terrain, TestbedVehicle, Vehicle
+from ecu_sim.vehicle.drive import (
+    Class6Vehicle,
+    GradeProfile,
+    Plant,
+    Terrain,
+    TestbedVehicle,
+    Vehicle,
+    drives_class6,
+    testbed_route,
+)
 from ecu_sim.vehicle.model import TruckModel
 
 log = logging.getLogger(__name__)
@@ -116,7 +125,8 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
                tx_mode: str = "user", new_frame: FrameFactory = new_message,
                plant: Plant | None = None, controls: ControlsSource | None = None) -> Built:
     """The node ``kind`` on ``port``; ``route`` is the road the ECU drives (the CCM has none): a
-    grade profile for the testbed truck, an elevation road for ``class6``. ``plant`` is the testbed
+    grade profile or an elevation road for the testbed truck, an elevation road for ``class6``
+    (``settings.vehicle.preset`` says which truck). ``plant`` is the testbed
     truck it integrates (default: the built-in model of ``settings.truck``; ``--plant``: another
     program's). ``controls`` is the device the driver reads."""
     run = settings.run
@@ -125,7 +135,8 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     all_faults = schedule.faults if schedule is not None else ()
     faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
     engine = (_engine_frames(port, profile, settings, new_frame)
-              if kind is NodeKind.ECU and isinstance(route, Terrain) else None)
+              if kind is NodeKind.ECU and route is not None
+              and drives_class6(route, settings.vehicle.preset) else None)
     network = (None if kind is NodeKind.DRIVER else  # the driver is a person's pedals, no ECU
                build_network(kind.name, port, profile, sends, kind.input_spn, settings.j1939, all_faults,
                              period, new_frame, None if engine is None else engine.latest()))
@@ -164,17 +175,19 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
          plant: Plant | None, network: NetworkPart | None, engine: EngineFrames | None) -> Ecu:
     """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames."""
     run = settings.run
+    v = settings.vehicle
     period = run.resolved_period_s
     hold = hold_ticks(run.input_timeout_s(run.app_timeout_s), period)
-    if not isinstance(route, Terrain):
-        truck = TruckModel(settings.truck) if plant is None else plant
-        vehicle: Vehicle = TestbedVehicle(truck, route, run.initial_speed_kph, period, pure=plant is None)
-        return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source, network=network)
-    v = settings.vehicle
-    params = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + v.payload_kg)
-    vehicle = Class6Vehicle(Class6Model(params), route, v.wheelbase_m, run.initial_speed_kph, period)
-    return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
-               brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network)
+    vehicle: Vehicle
+    if drives_class6(route, v.preset):
+        params = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + v.payload_kg)
+        vehicle = Class6Vehicle(Class6Model(params), route, v.wheelbase_m, run.initial_speed_kph, period)
+        return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
+                   brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network)
+    truck = TruckModel(settings.truck) if plant is None else plant
+    vehicle = TestbedVehicle(truck, testbed_route(route, v.wheelbase_m), run.initial_speed_kph, period,
+                             pure=plant is None)
+    return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source, network=network)
 
 
 def _engine_frames(port: Port, profile: Profile, settings: Settings,

@@ -44,15 +44,18 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
 
 
 def load_vehicle_route(settings: Settings) -> GradeSchedule | Road:
-    """The ECU's road as its vehicle drives it: the ``testbed`` vehicle a grade schedule, the
-    ``class6`` truck a road of elevations (ecu_sim.runs.routes)."""
-    if settings.vehicle.preset != "testbed":
+    """The ECU's road as its vehicle drives it: the ``class6`` truck always a road of elevations,
+    the ``testbed`` truck one only for a route that is a road (elevations, GPX, appendix D), else
+    its grade schedule (ecu_sim.runs.routes.is_road says which)."""
+    name = settings.run.grade_file
+    if settings.vehicle.preset != "testbed" or (name is not None and routes.is_road(name)):
         return routes.load_road(settings)
     return load_route(settings)
 
 
 def load_route(settings: Settings) -> GradeSchedule:
-    """The testbed's route: a built-in or a CSV file, a constant grade, or the testbed's own route.
+    """The testbed's grade schedule: its built-in route or a grade CSV, a constant grade, or by default
+    the testbed's own route.
 
     Loaded before the bus is opened, like the DBC, so a bad route file ends the command with its
     line number before anything is on the wire.

@@ -65,7 +65,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     plant_at = None
     if settings.run.plant is not None and kind is NodeKind.ECU:
         plant_at = parse_plant(settings.run.plant, settings.origins.get("run.plant", "given"))
-        if isinstance(route, Road):
+        if settings.vehicle.preset == "class6":
             raise ConfigError("--plant replaces the testbed truck, and --vehicle class6 has its own "
                               "driveline; drop one of the two")
     probe_path = getattr(args, "tick_probe", None)

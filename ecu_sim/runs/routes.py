@@ -1,10 +1,15 @@
-"""Route files and built-in routes read into a road the ``class6`` truck drives, before the bus opens.
+"""Route files and built-in routes read into the road a truck drives, before the bus opens.
 
 A route is a built-in name (``testbed``, ``appendix-d``), a CSV file of grades (``distance_m,grade_pct``,
 the testbed's format) or of elevations (``distance_m,elevation_m``), or a GPX track. A GPX file
 is read with gpxpy (the optional ``routes`` extra): distance along the track from its points'
 coordinates and heights, elevation from the points. Every mistake is a ConfigError that names the
 file, the line or point, and what to do, so the command exits 2 before anything is on the wire.
+
+The ``class6`` truck drives every route as a road of heights, felt under its axles. The
+``testbed`` truck drives the routes only a road can describe that way too (elevations, GPX,
+appendix D's linear grades), but its own route and grade files as the grade schedule they always
+were: its runs on those stay the same bit for bit, on every processor.
 """
 
 from __future__ import annotations
@@ -29,17 +34,27 @@ ELEVATION_HEADER = ("distance_m", "elevation_m")
 
 
 def load_grades(name: str) -> GradeSchedule:
-    """The testbed vehicle's route: a built-in by name or a grade CSV (its grade is a step function)."""
+    """The testbed vehicle's grade schedule: its built-in route or a grade CSV (a step function)."""
     if name in BUILT_IN:
         return GradeSchedule.from_points(BUILT_IN[name][0])
-    if name.lower().endswith(".gpx") or _header(name) == ELEVATION_HEADER:
-        raise ConfigError(f"route file {name}: elevation routes need a vehicle that feels the road "
-                          f"under its axles; add --vehicle class6 (or [vehicle] preset = class6)")
     return GradeSchedule.from_csv(name)
 
 
+def is_road(name: str) -> bool:
+    """Whether the testbed truck drives the route ``name`` as a road under its wheelbase.
+
+    Elevations and GPX tracks have no grade schedule to fall back on, and a built-in road such as
+    appendix D has grades linear between its points, which a step function would not follow. The
+    testbed's own route (the default) and grade CSVs stay schedules: the runs made on them must
+    not change. A file that cannot be read is no road, so the grade reader says what is wrong.
+    """
+    if name in BUILT_IN:
+        return name != "testbed"
+    return name.lower().endswith(".gpx") or _header(name) == ELEVATION_HEADER
+
+
 def road_file(settings: Settings) -> str | None:
-    """The file the ``class6`` truck's road is read from; None for a constant grade or a built-in."""
+    """The file a truck's road is read from; None for a constant grade or a built-in."""
     run = settings.run
     if run.grade_pct is not None:
         return None
@@ -48,7 +63,8 @@ def road_file(settings: Settings) -> str | None:
 
 
 def load_road(settings: Settings) -> Road:
-    """The ``class6`` truck's road from the settings: a constant grade, a built-in or a file."""
+    """The road from the settings, as the ``class6`` truck (and the testbed truck on a route that
+    :func:`is_road`) drives it: a constant grade, a built-in or a file."""
     run, vehicle = settings.run, settings.vehicle
     loop = vehicle.route_end == "loop"
     if run.grade_pct is not None:

@@ -144,7 +144,8 @@ def _one_of(words: tuple[str, ...]) -> str:
 
 @dataclass(frozen=True)
 class VehicleSettings:
-    """Which truck the ECU simulates, and how the ``class6`` truck meets its road.
+    """Which truck the ECU simulates, and how it meets a road of heights (every route of
+    ``class6``; elevations, GPX and appendix D for ``testbed``).
 
     ``testbed`` is the original model with its ``[truck]`` parameters; ``class6`` the GEM-style
     vocational truck (docs/vehicle.md), whose mass is its test mass plus ``payload_kg``.

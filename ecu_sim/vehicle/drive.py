@@ -4,12 +4,13 @@ The ECU does not know which truck it drives. It hands each tick's pedal and brak
 :class:`Vehicle` and reads back speed, distance and grade, and, when the vehicle has a driveline,
 its :class:`Driveline` readings (gear, engine speed and torque) for the engine messages. The
 ``testbed`` vehicle is the original model on a grade schedule, stepped exactly as before, so its
-runs stay bit-for-bit the same; it has no brake and no driveline.
+runs stay bit-for-bit the same; it has no brake and no driveline. On a road of elevations it
+takes the grade under its wheelbase (:class:`GradeUnderAxles`), as the ``class6`` truck does.
 """
 
 from __future__ import annotations
 
-from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import Generic, NamedTuple, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.model import TruckState
@@ -65,6 +66,36 @@ class Terrain(Protocol):
     def elevation_at(self, distance_m: float) -> float: ...
 
     def sin_under_axles(self, distance_m: float, wheelbase_m: float) -> float: ...
+
+
+class GradeUnderAxles:
+    """A road's grade as the testbed truck takes it: the slope between its axles, the one the
+    ``class6`` truck feels, handed over as the grade its model asks for.
+
+    The testbed model turns a grade back into the sine of the slope, so its grade force is the
+    class6 truck's on the same road, and the grade it reports is the one it drove on. Only
+    ``grade_at``: a Terrain check must not take this for a road of heights.
+    """
+
+    __slots__ = ("road", "wheelbase_m")
+
+    def __init__(self, road: Terrain, wheelbase_m: float) -> None:
+        self.road = road
+        self.wheelbase_m = wheelbase_m
+
+    def grade_at(self, distance_m: float) -> float:
+        return grade_pct_of(self.road.sin_under_axles(distance_m, self.wheelbase_m))
+
+
+def drives_class6(route: GradeProfile | Terrain, preset: str) -> TypeGuard[Terrain]:
+    """Whether the ECU's truck is the ``class6`` one: the preset says so, not the route, since
+    the testbed truck drives a road of heights too."""
+    return preset == "class6" and isinstance(route, Terrain)
+
+
+def testbed_route(route: GradeProfile | Terrain, wheelbase_m: float) -> GradeProfile:
+    """The route as the testbed truck drives it: a grade profile as it is, a road under its axles."""
+    return GradeUnderAxles(route, wheelbase_m) if isinstance(route, Terrain) else route
 
 
 class Driveline(NamedTuple):
