@@ -29,7 +29,9 @@ GIVE_UP_S = 60.0
 
 
 def main(group: str, port: int, mode: str, wanted: int = 0) -> None:
-    speed = cantools.database.load_file(DBC).get_message_by_name("CCVS1")
+    database = cantools.database.load_file(DBC)
+    assert isinstance(database, cantools.database.can.Database)
+    speed = database.get_message_by_name("CCVS1")
     with can.Bus(interface="udp_multicast", channel=group, port=port) as bus:
         print("sending" if mode == "send" else "listening", flush=True)
         if mode == "send":
