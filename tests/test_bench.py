@@ -123,7 +123,7 @@ def test_the_receiver_records_each_frame_of_python_cans_periodic_sender_in_the_o
         tmp_path: Path, udp: Udp) -> None:
     """The recording, not its timing: how regular the sender is on this machine is the bench's figure.
 
-    bench.actors has one multicast group; the test's own port keeps parallel runs apart.
+    The roles share one multicast group (bench/roles.py); the test's own port keeps parallel runs apart.
     """
     out = tmp_path / "frames.json"
     said: queue.Queue[bytes] = queue.Queue()
