@@ -1,8 +1,9 @@
 """Every INI example the project ships loads through the real settings loader.
 
 A user copies these first: an example that the loader refuses (or reads differently from what it
-says) is a bug even when no code changed, so each ```ini block of README.md and of the deployment
-guides, and deploy/ecu-sim.ini itself, is loaded here and checked against its DBC as a run would.
+says) is a bug even when no code changed, so each ```ini block of README.md, of the documentation's
+pages and of the deployment guides, and deploy/ecu-sim.ini itself, is loaded here and checked
+against its DBC as a run would.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ _FILE_KEYS = {"dbc": "profile", "grade_file": "run", "scenario": "faults"}
 
 
 def _documents() -> list[Path]:
-    return [REPO / "README.md", *sorted((REPO / "deploy").glob("*.md")),
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
+            *sorted((REPO / "deploy").glob("*.md")),
             *sorted((REPO / "deploy").glob("*/README.md"))]
 
 
@@ -43,8 +45,8 @@ def _examples() -> list[tuple[str, str]]:
 EXAMPLES = _examples()
 
 
-def test_the_readme_has_an_ini_example_to_check() -> None:
-    assert any(name.startswith("README.md:") for name, _ in EXAMPLES)
+def test_the_configuration_page_has_an_ini_example_to_check() -> None:
+    assert any(name.startswith("docs/configuration.md:") for name, _ in EXAMPLES)
 
 
 def _stand_in(key: str, tmp_path: Path) -> Path:

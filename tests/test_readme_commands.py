@@ -1,11 +1,14 @@
 """Every ``ecu-sim`` command in the documentation's shell examples is one the program accepts.
 
-The examples are the fenced code blocks of README.md, deploy/README.md and deploy/*/README.md
-marked ``sh``, ``bash``, ``shell`` or ``console`` (in a ``console`` block only the ``$ `` lines);
+The examples are the fenced code blocks of README.md, the documentation's pages (docs/*.md),
+deploy/README.md and deploy/*/README.md marked ``sh``, ``bash``, ``shell`` or ``console`` (in a
+``console`` block only the ``$ `` lines);
 a file that marks none of its blocks (the deploy guides) has its unmarked blocks read as shell.
 Each ``ecu-sim`` command in them, after the prompt, ``sudo``, environment assignments, comments,
 redirections and line continuations are taken off, must parse with the real command line. Those
-that need no hardware, root or network (``simulate`` and ``--version``) are also run, shortened.
+that need no hardware, root or network (``simulate`` and ``--version``) are also run, shortened,
+and so is every shell line of README.md, of each page and of deploy/README.md that can run here,
+in document order.
 """
 
 from __future__ import annotations
@@ -24,7 +27,13 @@ import pytest
 from ecu_sim import cli
 from tests.conftest import REPO, clean_env, ecu_sim_command
 
-DOCS = (REPO / "README.md", REPO / "deploy" / "README.md", *sorted(REPO.glob("deploy/*/README.md")))
+README = REPO / "README.md"
+#: the documentation site's pages (mkdocs.yml)
+PAGES = tuple(sorted((REPO / "docs").glob("*.md")))
+DEPLOY = REPO / "deploy" / "README.md"
+DOCS = (README, *PAGES, DEPLOY, *sorted(REPO.glob("deploy/*/README.md")))
+#: the documents whose runnable shell lines run, each in order in a folder of its own
+RUN_IN_ORDER = (README, *PAGES, DEPLOY)
 SHELL_INFO = frozenset({"sh", "bash", "shell", "console"})
 PROGRAM = "ecu-sim"
 #: shell operators that end a simple command; redirections drop themselves and their target
@@ -259,11 +268,18 @@ def test_every_documented_simulate_and_version_command_runs_successfully(command
 NOT_HERE = (
     (re.compile(r"\bscripts/test\b"), "runs this very test suite"),
     (re.compile(r"\bscripts/demo\b"), "runs for a minute; tests/test_scripts.py runs it for 2 s"),
+    (re.compile(r"\bscripts/ci-fresh\b"), "runs the whole CI from a fresh clone, for hours"),
+    (re.compile(r"\bscripts/bench\b"),
+     "a benchmark of minutes to half an hour (tests/test_bench*.py check its arithmetic)"),
+    (re.compile(r"\bmkdocs\b"), "builds this documentation (scripts/test's documentation stage)"),
     (re.compile(r"\b(sudo|ssh|scp|install\.sh|uninstall\.sh|systemctl|journalctl|ansible-playbook)\b"),
      "needs a board, root or another machine (the VM and systemd stages cover it)"),
     (re.compile(r"\becu-sim link\b"), "needs SocketCAN and root (the VM stage covers it)"),
-    (re.compile(r"(--iface|-i|-c) v?can\d"), "needs SocketCAN (the VM stage covers it)"),
-    (re.compile(r"\bcosim --listen\b|\bexamples/cosim_"),
+    (re.compile(r"(--iface|-i|-c) v?can\d|\bcan(dump|player|send) "),
+     "needs SocketCAN (the VM stage covers it)"),
+    (re.compile(r"(-i|--interface) (pcan|kvaser|slcan|gs_usb|socketcand)\b"),
+     "needs a CAN adapter or a socketcand server"),
+    (re.compile(r"\becu-sim cosim\b(?! --contract)|\bexamples/cosim_"),
      "a co-simulation pair, the server waiting for its peer (tests/test_cosim_cli.py runs both)"),
     (re.compile(r"\becu-sim campaign\b"), "minutes of simulation, or a cluster (tests/test_campaign*.py "
                                            "run campaigns through the command line)"),
@@ -315,6 +331,12 @@ os.execv("{python}", ["{python}", "-m", "ecu_sim", *args])
 '''
 
 
+def scenario_block() -> Block:
+    """The documented scenario file (the block with ``seed = 7``), from whichever document holds it."""
+    return next(block for doc in DOCS for block in fenced_blocks(doc, doc.read_text(encoding="utf-8"))
+                if any(text.strip() == "seed = 7" for _, text in block.lines))
+
+
 def example_folder(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A working folder that looks like the checkout, with the shortened ecu-sim first on PATH."""
     shims = tmp_path / "bin"
@@ -326,18 +348,15 @@ def example_folder(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     work.mkdir()
     for name in ("ecu_sim", "dbc", "scripts", "deploy", "systemd", "examples"):
         (work / name).symlink_to(REPO / name)
-    (work / "docs").mkdir()  # a writable docs/, where the README's picture is made
-    # the scenario file the fault example names, as README shows it
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    scenario = next(block for block in fenced_blocks(REPO / "README.md", readme)
-                    if any(text.strip() == "seed = 7" for _, text in block.lines))
-    (work / "dropouts.txt").write_text("\n".join(text for _, text in scenario.lines) + "\n")
+    (work / "docs").mkdir()  # a writable docs/, where the picture of docs/watching.md is made
+    # the scenario file the fault example names, as the page that holds it shows it
+    (work / "dropouts.txt").write_text("\n".join(text for _, text in scenario_block().lines) + "\n")
     env = {**clean_env(), "PATH": f"{shims}:{Path(sys.executable).parent}:{clean_env().get('PATH', '')}"}
     return work, env
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("doc", DOCS[:2], ids=[str(doc.relative_to(REPO)) for doc in DOCS[:2]])
+@pytest.mark.parametrize("doc", RUN_IN_ORDER, ids=[str(doc.relative_to(REPO)) for doc in RUN_IN_ORDER])
 def test_every_documented_shell_line_that_can_run_here_runs_in_order_and_exits_0(
         doc: Path, tmp_path: Path) -> None:
     """In document order, in one folder, so a replay finds the recording an earlier line made."""
@@ -352,13 +371,31 @@ def test_every_documented_shell_line_that_can_run_here_runs_in_order_and_exits_0
                                        f"{result.stderr}"
         assert "Traceback" not in result.stderr, f"{line.where}: {result.stderr}"
         ran.append(line.where)
-    assert ran or doc.parent != REPO  # the project's README has runnable examples
+    assert ran or doc != README  # the project's README has runnable examples
 
 
 def test_each_documented_line_that_does_not_run_here_says_why() -> None:
-    lines = [line for doc in DOCS[:2] for line in documented_lines(doc)]
+    lines = [line for doc in RUN_IN_ORDER for line in documented_lines(doc)]
     skipped = {line.where: why_not_here(line) for line in lines if why_not_here(line)}
     runnable = [line.text for line in lines if line.where not in skipped]
     assert runnable and all(skipped.values())
-    # the replay of the recording an earlier example makes
+    # the replay of the recording an earlier example of the same page makes
     assert any(text.startswith("ecu-sim replay ecu.log") for text in runnable)
+    for doc in RUN_IN_ORDER:
+        texts = [line.text for line in documented_lines(doc)]
+        replays = [n for n, text in enumerate(texts) if text.startswith("ecu-sim replay ecu.log")]
+        records = [n for n, text in enumerate(texts) if "--record ecu.log" in text]
+        assert not replays or (records and records[0] < replays[0]), \
+            f"{doc.relative_to(REPO)}: replays ecu.log before any line of it records ecu.log"
+
+
+def test_the_scenario_file_the_fault_example_names_is_documented() -> None:
+    assert any(text.strip() == "seed = 7" for _, text in scenario_block().lines)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
+def test_every_code_block_of_a_page_names_its_language(page: Path) -> None:
+    """An unmarked block would be read as shell (the rule for the deploy guides) and run."""
+    blocks = list(fenced_blocks(page, page.read_text(encoding="utf-8")))
+    unmarked = [block.lines[0][0] - 1 for block in blocks if not block.info and block.lines]
+    assert not unmarked, f"{page.relative_to(REPO)}: the blocks opened at lines {unmarked} name no language"
