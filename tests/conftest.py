@@ -13,6 +13,7 @@ import logging
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -176,6 +177,55 @@ def udp_bus(udp: Udp) -> Iterator[can.BusABC]:
         yield bus
     finally:
         bus.shutdown()
+
+
+# -- machines: network namespaces -------------------------------------------------------------------
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def two_machines() -> Iterator[tuple[list[str], list[str]]]:
+    """The command prefixes that run a process on machine A and on machine B.
+
+    Two network namespaces joined by a veth pair, each with its own loopback and a default route
+    over the pair, as two hosts on one office network; each has its own ports, so processes there
+    use any group and port untouched by other tests. Like a laptop whose wired interface is up
+    with no cable while it works over another one, each machine's first interface has no link.
+    """
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("needs root and iproute2 to make network namespaces")
+    tag = uuid.uuid4().hex[:6]
+    names = (f"ecusim-{tag}-a", f"ecusim-{tag}-b")
+    links = (f"esa{tag}", f"esb{tag}")
+    try:
+        for name in names:
+            _ip("netns", "add", name)
+            # IPv6 addresses usable at once: no duplicate address detection on a private link
+            subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
+                            "net.ipv6.conf.default.accept_dad=0"], check=True, capture_output=True)
+            _ip("-n", name, "link", "add", "unplugged", "type", "veth", "peer", "name", "cable")
+            _ip("-n", name, "link", "set", "unplugged", "up")
+        _ip("link", "add", links[0], "netns", names[0], "type", "veth", "peer", "name", links[1],
+            "netns", names[1])
+        for number, (name, link) in enumerate(zip(names, links, strict=True), start=1):
+            _ip("-n", name, "addr", "add", f"10.74.163.{number}/24", "dev", link)
+            _ip("-n", name, "link", "set", link, "up")
+            _ip("-n", name, "link", "set", "lo", "up")
+            _ip("-n", name, "route", "add", "default", "dev", link)
+        yield (["ip", "netns", "exec", names[0]], ["ip", "netns", "exec", names[1]])
+    finally:
+        for name in names:
+            subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
+
+
+@pytest.fixture
+def machine(two_machines: tuple[list[str], list[str]]) -> list[str]:
+    """The command prefix that runs a process on a machine of its own with a LAN: what a process
+    sends with python-can's defaults reaches that LAN (machine B), never this host's network."""
+    return two_machines[0]
 
 
 # -- real processes --------------------------------------------------------------------------------------

@@ -1,62 +1,29 @@
-"""The default bus stays on this machine; the LAN only on request, and said so.
+"""The default bus reaches every process of this host, never another machine; the LAN only on
+request, and said so.
 
-Two machines are two network namespaces joined by a veth pair, each with its own loopback and a
-default route over the pair, as two hosts on one office network. Every process there uses the
-default group and port, untouched by other tests on this host (each namespace has its own ports).
-The other side of the bus is sometimes a stock python-can program (tests/python_can_peer.py),
-which sends on the default route's interface with a hop limit of one, as python-can does.
+Machines are network namespaces (tests/conftest.py, ``two_machines``). The other side of the bus
+is sometimes a stock python-can program (tests/python_can_peer.py), which joins and sends on the
+default route's interface with a hop limit of one, as python-can does.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import can
 import pytest
+from can.interfaces.udp_multicast.utils import pack_message
 
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 from tests.conftest import HANG_S, Cli, Node, Udp, clean_env, private_udp, summary_of
 
 ECU_STATUS = r"speed +\d+\.\d+ km/h \| APP "
 LAN = ("--bus-kwargs", "hop_limit=1")
-
-
-def ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
-
-
-@pytest.fixture
-def two_machines() -> Iterator[tuple[list[str], list[str]]]:
-    """The command prefixes that run a process on machine A and on machine B."""
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2 to make network namespaces")
-    tag = uuid.uuid4().hex[:6]
-    names = (f"ecusim-{tag}-a", f"ecusim-{tag}-b")
-    links = (f"esa{tag}", f"esb{tag}")
-    try:
-        for name in names:
-            ip("netns", "add", name)
-            # IPv6 addresses usable at once: no duplicate address detection on a private link
-            subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
-                            "net.ipv6.conf.default.accept_dad=0"], check=True)
-        ip("link", "add", links[0], "netns", names[0], "type", "veth", "peer", "name", links[1],
-           "netns", names[1])
-        for number, (name, link) in enumerate(zip(names, links, strict=True), start=1):
-            ip("-n", name, "addr", "add", f"10.74.163.{number}/24", "dev", link)
-            ip("-n", name, "link", "set", link, "up")
-            ip("-n", name, "link", "set", "lo", "up")
-            ip("-n", name, "route", "add", "default", "dev", link)
-        yield (["ip", "netns", "exec", names[0]], ["ip", "netns", "exec", names[1]])
-    finally:
-        for name in names:
-            subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
 
 
 class PythonCan:
@@ -75,6 +42,11 @@ class PythonCan:
         """A listener's count of frames, once it has them all (or gave up)."""
         out, _ = self.process.communicate(timeout=HANG_S)
         return int(out)
+
+    def stop(self) -> int:
+        """A listener's count of frames until now: it is told to stop (SIGTERM)."""
+        self.process.terminate()
+        return self.heard()
 
     def kill(self) -> None:
         self.process.kill()
@@ -98,30 +70,37 @@ def python_can() -> Iterator[Callable[..., PythonCan]]:
                 peer.kill()
 
 
+FAMILIES = pytest.mark.parametrize("ipv6", [False, True], ids=["IPv4", "IPv6"])
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("ipv6", [False, True], ids=["IPv4", "IPv6"])
+@FAMILIES
+@pytest.mark.parametrize("hop_limit", [(), ("--hop-limit", "0")],
+                         ids=["python-can's defaults", "hop limit 0"])
 def test_ecu_sim_on_the_default_bus_hears_a_stock_python_can_program_of_this_host(
-        start: Callable[..., Node], python_can: Callable[..., PythonCan], ipv6: bool) -> None:
+        start: Callable[..., Node], python_can: Callable[..., PythonCan], machine: list[str], ipv6: bool,
+        hop_limit: tuple[str, ...]) -> None:
     udp = private_udp(ipv6)
-    python_can(udp, "send")
-    ccm = start("ccm", *udp.args(), "--duration", "2")
+    python_can(udp, "send", *hop_limit, inside=machine)
+    ccm = start("ccm", *udp.args(), "--duration", "2", inside=machine)
     assert ccm.wait() == 0, ccm.log
     assert summary_of(ccm.log).rx > 0, ccm.log
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("ipv6", [False, True], ids=["IPv4", "IPv6"])
+@FAMILIES
 def test_a_stock_python_can_program_of_this_host_hears_ecu_sim_on_the_default_bus(
-        start: Callable[..., Node], python_can: Callable[..., PythonCan], ipv6: bool) -> None:
+        start: Callable[..., Node], python_can: Callable[..., PythonCan], machine: list[str],
+        ipv6: bool) -> None:
     udp = private_udp(ipv6)
-    listener = python_can(udp, "listen", "5")
-    ecu = start(*udp.args(), "--duration", "2")
+    listener = python_can(udp, "listen", "5", inside=machine)
+    ecu = start(*udp.args(), "--duration", "2", inside=machine)
     assert ecu.wait() == 0, ecu.log
     assert listener.heard() == 5
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("ipv6", [False, True], ids=["IPv4", "IPv6"])
+@FAMILIES
 def test_a_stock_python_can_program_on_another_machine_is_not_heard_on_the_default_bus(
         start: Callable[..., Node], python_can: Callable[..., PythonCan],
         two_machines: tuple[list[str], list[str]], ipv6: bool) -> None:
@@ -133,6 +112,19 @@ def test_a_stock_python_can_program_on_another_machine_is_not_heard_on_the_defau
     assert ccm.wait() == 0, ccm.log
     assert witness.heard() == 5, "the frames of machine B never reached machine A"
     assert summary_of(ccm.log).rx == 0, ccm.log
+
+
+@pytest.mark.slow
+@FAMILIES
+def test_ecu_sims_frames_on_the_default_bus_never_reach_a_stock_python_can_program_on_another_machine(
+        start: Callable[..., Node], python_can: Callable[..., PythonCan],
+        two_machines: tuple[list[str], list[str]], ipv6: bool) -> None:
+    a, b = two_machines
+    udp = private_udp(ipv6)
+    listener = python_can(udp, "listen", inside=b)
+    ecu = start(*udp.args(), "--duration", "2", inside=a)
+    assert ecu.wait() == 0, ecu.log
+    assert listener.stop() == 0
 
 
 def ecu_on_a_and_ccm_on_b(start: Callable[..., Node], machines: tuple[list[str], list[str]],
@@ -221,6 +213,21 @@ def test_a_node_still_hears_others_that_send_its_identifier_and_payload(udp: Udp
         node.send(can.Message(arbitration_id=0x18FEF100, data=b"same"))
         twin.send(can.Message(arbitration_id=0x18FEF100, data=b"same"))
         assert [bytes(m.data) for m in _received(node)] == [b"same"]
+
+
+def test_a_node_does_not_hear_another_group_on_its_port(udp: Udp) -> None:
+    neighbour = Udp(private_udp().group, udp.port)
+    with udp.bus() as node, neighbour.bus() as sender, neighbour.bus() as listener:
+        sender.send(can.Message(arbitration_id=0x18FEF100, data=b"theirs"))
+        assert [bytes(m.data) for m in _received(listener)] == [b"theirs"], "their group hears it"
+        assert _received(node, 0.3) == []
+
+
+def test_a_unicast_datagram_to_the_port_is_not_a_frame(udp: Udp) -> None:
+    frame = pack_message(can.Message(arbitration_id=0x18FEF100, data=b"direct"))
+    with udp.bus() as node, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        sender.sendto(frame, ("127.0.0.1", udp.port))
+        assert _received(node, 0.3) == []
 
 
 def test_a_read_without_waiting_passes_over_frames_the_filters_reject(udp: Udp) -> None:

@@ -1,11 +1,14 @@
 """README's python-can example is true: run as written, it drives a real ecu-sim on the default bus.
 
 The example names ecu-sim's default group and port; the test moves it to a bus of its own (the
-default one may be in use on this host), and checks first that what it names are the defaults.
+default one may be in use on this host) on a machine of its own (a network namespace: the
+example, with python-can's defaults, also sends to its LAN), and checks first that what it names
+are the defaults.
 """
 
 from __future__ import annotations
 
+import selectors
 import subprocess
 import sys
 from collections.abc import Callable
@@ -33,17 +36,25 @@ def test_the_python_can_example_names_ecu_sims_default_group_and_port() -> None:
     assert f'channel="{DEFAULT_CHANNEL}"' in example and f"port={DEFAULT_PORT}" in example
 
 
+def first_line(process: subprocess.Popen[str]) -> str:
+    """The first line ``process`` prints, or "" when it prints none before it ends or the hang
+    guard runs out."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        return process.stdout.readline() if selector.select(HANG_S) else ""
+
+
 @pytest.mark.slow
 def test_the_python_can_example_sets_the_ecus_pedal_and_hears_its_speed(
-        start: Callable[..., Node], udp: Udp) -> None:
+        start: Callable[..., Node], udp: Udp, machine: list[str]) -> None:
     example = python_can_example().replace(DEFAULT_CHANNEL, udp.group)
     example = example.replace(str(DEFAULT_PORT), str(udp.port))
-    ecu = start(*udp.args())
-    program = subprocess.Popen([sys.executable, "-c", example], stdin=subprocess.DEVNULL,
+    ecu = start(*udp.args(), inside=machine)
+    program = subprocess.Popen([*machine, sys.executable, "-u", "-c", example], stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, text=True, env=clean_env())
     try:
-        assert program.stdout is not None
-        heard = program.stdout.readline()  # the first speed frame it prints (or "" if it died)
+        heard = first_line(program)  # the first speed frame it prints
         assert "18fef125" in heard, f"the example printed {heard!r}"
         ecu.wait_for(r"\| APP +40\.0 %")
     finally:

@@ -8,16 +8,17 @@ timestamps, is python-can's):
 
 - it sends with a hop limit of zero, so its frames never leave the machine (see
   :func:`_send_within_this_host`);
-- it joins the group on loopback and on every interface that is up, so it hears a stock
-  python-can program of this host, which sends on the default route's interface;
-- a socket filter in the kernel keeps only what this host sent: datagrams that arrived on
-  loopback, or that the host's own multicast loop delivered (``PACKET_LOOPBACK``). A datagram
-  from another machine arrives as ``PACKET_MULTICAST`` on a real interface and is dropped before
-  it is queued, whatever source address it claims.
+- its receiving socket joins the group on loopback and, as a Linux socket does by default, also
+  takes the group's datagrams wherever another member of this host joined it: a stock python-can
+  program, which joins and sends on the default route's interface, is heard;
+- a socket filter in the kernel keeps only this group's datagrams that this host sent: those
+  that arrived on loopback, or that the host's own multicast loop delivered
+  (``PACKET_LOOPBACK``). A datagram from another machine arrives as ``PACKET_MULTICAST`` on a
+  real interface and is dropped before it is queued, whatever source address it claims.
 
-It also opens on a machine without a network (a board whose cable is out at boot): loopback is
-always there. An interface that comes up after the node opened its bus is joined at its next
-start. ``--bus-kwargs hop_limit=1`` (or more) asks for python-can's own bus, which spans the LAN.
+It also opens on a machine without a network (a board whose cable is out at boot) for an IPv4
+group such as the default: loopback is always there. ``--bus-kwargs hop_limit=1`` (or more)
+asks for python-can's own bus, which spans the LAN.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import inspect
 import logging
 import socket
 import struct
-from pathlib import Path
 from typing import Any
 
 import can
@@ -40,20 +40,22 @@ log = logging.getLogger(__name__)
 
 #: python-can's own default port of the udp_multicast interface
 DEFAULT_PORT: int = inspect.signature(UdpMulticastBus.__init__).parameters["port"].default
-#: Linux socket options the socket module does not name (linux/in.h, linux/in6.h)
-_IP_MULTICAST_ALL = 49
-_IPV6_MULTICAST_ALL = 29
-#: socket filters (linux/filter.h, asm-generic/socket.h): classic BPF opcodes and the ancillary
-#: loads of the packet type and the receiving device
+#: socket filters (linux/filter.h, asm-generic/socket.h): classic BPF opcodes, and the offsets
+#: that read the network header and the skb's packet type and receiving device
 _SO_ATTACH_FILTER = 26
 _BPF_LD_W_ABS, _BPF_LD_H_ABS, _BPF_LD_B_ABS, _BPF_JEQ_K, _BPF_RET_K = 0x20, 0x28, 0x30, 0x15, 0x06
-_SKF_AD_OFF = -0x1000
+_SKF_AD_OFF, _SKF_NET_OFF = -0x1000, -0x100000
 _SKF_AD_PKTTYPE, _SKF_AD_IFINDEX = 4, 8
+#: where the destination address starts in an IPv4 and an IPv6 header
+_DESTINATION = {socket.AF_INET: 16, socket.AF_INET6: 24}
 #: linux/if_packet.h: a frame this host's own multicast loop delivered
 _PACKET_LOOPBACK = 5
-#: linux/if.h: interface flags, as /sys/class/net/NAME/flags shows them
-_IFF_UP, _IFF_MULTICAST = 0x1, 0x1000
 _ACCEPT, _DROP = 0xFFFFFFFF, 0
+#: struct sock_filter: opcode, jump if true, jump if false, constant
+_Instruction = tuple[int, int, int, int]
+#: what to do when the host-local bus cannot be opened
+_INSTEAD = ("use -i virtual (one process), SocketCAN (--iface), or python-can's own udp_multicast, "
+            "which spans the LAN (--bus-kwargs hop_limit=1)")
 
 
 def is_host_local(interface: object, bus_kwargs: dict[str, Any]) -> bool:
@@ -84,30 +86,43 @@ def _optional(sock: socket.socket, level: int, option: int, value: int | bytes) 
     return True
 
 
-def _ancillary(load: int) -> int:
-    """The constant of a classic BPF load that reads an skb field instead of packet bytes."""
-    return (_SKF_AD_OFF + load) & 0xFFFFFFFF
-
-
-def _keep_this_hosts_datagrams(sock: socket.socket, drop_port: int = 0) -> None:
-    """Attach the filter that makes the bus host-local, dropping ``drop_port``'s datagrams too.
+def _from_this_host(family: socket.AddressFamily, group_text: str, drop_port: int) -> list[_Instruction]:
+    """The filter program: this group's datagrams that this host sent, but ``drop_port``'s.
 
     A datagram passes when it arrived on loopback, which only this host reaches, or when this
     host's multicast loop delivered it (how a process here that sends on another interface
-    reaches its own host). A UDP socket's filter sees the datagram from its UDP header on: the
-    source port is the half-word at offset 0; port 0 is never a sender's, so 0 drops nothing.
+    reaches its own host). A UDP socket's filter sees the datagram from its UDP header on, the
+    IP header at the network offset: the destination address there tells our group from
+    another one on the same port (or a unicast datagram), the half-word at offset 0 is the
+    source port; port 0 is never a sender's, so 0 drops nothing. Jumps are given by label.
     """
-    loopback = socket.if_nametoindex("lo")
-    program = [
-        (_BPF_LD_W_ABS, 0, 0, _ancillary(_SKF_AD_IFINDEX)),  # 0: the device it arrived on
-        (_BPF_JEQ_K, 2, 0, loopback),                          # 1: loopback: on to 4
-        (_BPF_LD_B_ABS, 0, 0, _ancillary(_SKF_AD_PKTTYPE)),  # 2: how it arrived
-        (_BPF_JEQ_K, 0, 3, _PACKET_LOOPBACK),                  # 3: not from this host: drop
-        (_BPF_LD_H_ABS, 0, 0, 0),                              # 4: the UDP source port
-        (_BPF_JEQ_K, 1, 0, drop_port),                         # 5: a port we drop: drop
+    group = socket.inet_pton(family, group_text)
+    program: list[tuple[int, int | str, int | str, int]] = []
+    for word in range(0, len(group), 4):  # the destination, word by word: not ours, drop
+        program.append((_BPF_LD_W_ABS, 0, 0, _SKF_NET_OFF + _DESTINATION[family] + word))
+        program.append((_BPF_JEQ_K, 0, "drop", int.from_bytes(group[word:word + 4], "big")))
+    program += [
+        (_BPF_LD_W_ABS, 0, 0, _SKF_AD_OFF + _SKF_AD_IFINDEX),  # the device it arrived on
+        (_BPF_JEQ_K, "port", 0, socket.if_nametoindex("lo")),
+        (_BPF_LD_B_ABS, 0, 0, _SKF_AD_OFF + _SKF_AD_PKTTYPE),  # how it arrived
+        (_BPF_JEQ_K, 0, "drop", _PACKET_LOOPBACK),
+        (_BPF_LD_H_ABS, 0, 0, 0),                                # "port": the UDP source port
+        (_BPF_JEQ_K, "drop", 0, drop_port),
         (_BPF_RET_K, 0, 0, _ACCEPT),
-        (_BPF_RET_K, 0, 0, _DROP),
+        (_BPF_RET_K, 0, 0, _DROP),                               # "drop"
     ]
+    labels = {"port": len(program) - 4, "drop": len(program) - 1}
+
+    def offset(at: int, target: int | str) -> int:
+        return target if isinstance(target, int) else labels[target] - at - 1
+
+    return [(code, offset(at, jt), offset(at, jf), k & 0xFFFFFFFF)
+            for at, (code, jt, jf, k) in enumerate(program)]
+
+
+def _attach(sock: socket.socket, group_text: str, drop_port: int = 0) -> None:
+    """Attach (or replace) the receiving socket's filter (:func:`_from_this_host`)."""
+    program = _from_this_host(sock.family, group_text, drop_port)
     code = b"".join(struct.pack("@HBBI", *instruction) for instruction in program)
     buffer = ctypes.create_string_buffer(code, len(code))
     # struct sock_fprog: the number of instructions and a pointer to them; the kernel copies both
@@ -115,47 +130,40 @@ def _keep_this_hosts_datagrams(sock: socket.socket, drop_port: int = 0) -> None:
     sock.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, fprog)
 
 
-def _interfaces_up() -> list[int]:
-    """Loopback first, then every interface that is up and takes multicast (by index)."""
-    indices = [socket.if_nametoindex("lo")]
+def _join_on_loopback(sock: socket.socket, group_text: str) -> None:
+    """Join the group on loopback, where this host's nodes send an IPv4 group."""
+    group = socket.inet_pton(sock.family, group_text)
+    if sock.family == socket.AF_INET:  # struct ip_mreq: the group, loopback's address
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, group + socket.inet_aton("127.0.0.1"))
+    else:
+        index = struct.pack("@I", socket.if_nametoindex("lo"))
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, group + index)
+
+
+def _ipv6_multicast_interface(group_text: str) -> int:
+    """The first interface with a route for the IPv6 group (a link that is up): loopback has none."""
     for index, name in socket.if_nameindex():
-        try:
-            flags = int((Path("/sys/class/net") / name / "flags").read_text(), 16)
-        except (OSError, ValueError):
+        if name == "lo":
             continue
-        if index not in indices and flags & _IFF_UP and flags & _IFF_MULTICAST:
-            indices.append(index)
-    return indices
-
-
-def _join_on_every_interface(sock: socket.socket, group_text: str) -> None:
-    """Join the group on loopback (required) and on every other interface that is up (where the
-    kernel lets it: each membership costs one of a socket's few), so this host's senders on any
-    of them are heard; the filter keeps the other machines' datagrams out."""
-    family = sock.family
-    group = socket.inet_pton(family, group_text)
-    for number, index in enumerate(_interfaces_up()):
-        if family == socket.AF_INET:  # struct ip_mreqn: group, local address (any), interface
-            request = (socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
-                       group + struct.pack("@4si", bytes(4), index))
-        else:
-            request = (socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, group + struct.pack("@I", index))
-        try:
-            sock.setsockopt(*request)
-        except OSError as exc:
-            if number == 0:
-                raise
-            log.debug("not joined on interface %d: %s", index, exc)
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, struct.pack("@I", index))
+                probe.connect((group_text, 9))  # the route look-up a send makes; nothing is sent
+            except OSError:
+                continue
+        return index
+    raise OSError(errno.ENETUNREACH, f"the IPv6 group {group_text} needs a network interface with a "
+                  "link (loopback carries no IPv6 multicast); use an IPv4 group such as the default")
 
 
 def _send_within_this_host(sock: socket.socket, group_text: str) -> None:
     """Keep ``sock``'s multicast sends on this machine: hop limit zero, on an interface where the
     kernel delivers a copy to this host's members and drops the original.
 
-    IPv4 sends on loopback. IPv6 cannot (loopback takes no IPv6 multicast route), so it sends on
-    the first other interface that is up, joined there by the sending socket itself: the kernel
-    makes the local copy only for a group joined on the sending interface, and drops a hop limit
-    of zero only after making it.
+    IPv4 sends on loopback. IPv6 cannot, so it sends on an interface with a link, joined there by
+    the sending socket itself: the kernel makes the local copy only for a group joined on the
+    sending interface, and drops a hop limit of zero only after making it. The interface is
+    fixed at the start, so a send never takes another one where that would not hold.
     """
     if sock.family == socket.AF_INET:
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, struct.pack("@I", 0))
@@ -165,11 +173,7 @@ def _send_within_this_host(sock: socket.socket, group_text: str) -> None:
             raise OSError(errno.ENOPROTOOPT, "this system can bind the socket neither to the loopback "
                           "device nor its multicast to loopback")
         return
-    interfaces = _interfaces_up()[1:]
-    if not interfaces:
-        raise OSError(errno.ENETUNREACH, f"the IPv6 group {group_text} needs a network interface that "
-                      "is up (loopback carries no IPv6 multicast); use an IPv4 group such as the default")
-    index = struct.pack("@I", interfaces[0])
+    index = struct.pack("@I", _ipv6_multicast_interface(group_text))
     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, struct.pack("@i", 0))
     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
     group = socket.inet_pton(sock.family, group_text)
@@ -178,14 +182,12 @@ def _send_within_this_host(sock: socket.socket, group_text: str) -> None:
 
 class _HostSockets(GeneralPurposeUdpMulticastBus):
     """python-can's socket handling with a receiving socket that keeps this host's datagrams and
-    a sending socket whose datagrams stay on this host.
+    a sending socket whose datagrams stay on this host (see the module).
 
-    The receiver joins everywhere and filters in the kernel (see the module); "only the groups
-    joined here" keeps another group on the same port out (qemu's user-mode emulation does not
-    know that option). The node always sends from a socket of its own: without ``own_frames``
-    the receiver's filter drops that socket's port, so the node's frames are not handed back to
-    it, as on SocketCAN by default, and cost no system call and decode each tick; every node of
-    a group binds the group's port, so only a sender of its own tells a node's datagrams apart.
+    The node always sends from a socket of its own: without ``own_frames`` the receiver's filter
+    drops that socket's port, so the node's frames are not handed back to it, as on SocketCAN by
+    default, and cost no system call and decode each tick; every node of a group binds the
+    group's port, so only a sender of its own tells a node's datagrams apart.
     """
 
     def __init__(self, group: str, port: int, own_frames: bool = True) -> None:
@@ -196,12 +198,12 @@ class _HostSockets(GeneralPurposeUdpMulticastBus):
             _send_within_this_host(self._sender, group)
             self._sender.bind(("", 0))
             if not own_frames:
-                _keep_this_hosts_datagrams(self._socket, drop_port=self._sender.getsockname()[1])
+                _attach(self._socket, group, drop_port=self._sender.getsockname()[1])
         except OSError as exc:
             self._sender.close()
             self._socket.close()
             raise can.CanInitializationError(
-                f"could not open the host-local multicast socket to send from: {exc}") from exc
+                f"could not open the host-local multicast socket to send from: {exc}; {_INSTEAD}") from exc
 
     def _create_socket(self, address_family: socket.AddressFamily) -> socket.socket:
         sock = socket.socket(address_family, socket.SOCK_DGRAM)
@@ -210,18 +212,13 @@ class _HostSockets(GeneralPurposeUdpMulticastBus):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             # as python-can does: without nanosecond stamps it asks the kernel for microseconds
             self.timestamp_nanosecond = _optional(sock, socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            if address_family == socket.AF_INET:
-                _optional(sock, socket.IPPROTO_IP, _IP_MULTICAST_ALL, 0)
-            else:
-                _optional(sock, socket.IPPROTO_IPV6, _IPV6_MULTICAST_ALL, 0)
-            # before the bind: no datagram is ever queued unfiltered
-            _keep_this_hosts_datagrams(sock)
+            _attach(sock, self.group)  # before the bind: no datagram is ever queued unfiltered
             sock.bind(("", self.port))
-            _join_on_every_interface(sock, self.group)
+            _join_on_loopback(sock, self.group)
         except OSError as exc:
             sock.close()
-            raise can.CanInitializationError(f"could not open the host-local multicast socket: {exc}") \
-                from exc
+            raise can.CanInitializationError(
+                f"could not open the host-local multicast socket: {exc}; {_INSTEAD}") from exc
         return sock
 
     def send(self, data: bytes, timeout: float | None = None) -> None:
