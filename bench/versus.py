@@ -72,10 +72,13 @@ def pairwise(ours: Sequence[float], base: Sequence[float]) -> tuple[float, ...]:
 
 
 def export(rev: str, into: Path) -> Path:
-    """The ``ecu_sim`` package of commit ``rev``, exported into ``into``; that folder goes first
-    on PYTHONPATH to run it. SystemExit with the reason when git cannot find the commit."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", rev, "ecu_sim"],
-                             capture_output=True, check=False)
+    """The ``ecu_sim`` package of commit ``rev`` and its ``dbc/`` folder (where the commit has one
+    at the top), exported into ``into``; that folder goes first on PYTHONPATH to run it.
+    SystemExit with the reason when git cannot find the commit."""
+    has_dbc = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{rev}:dbc"],
+                             capture_output=True, check=False).returncode == 0
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", rev, "ecu_sim",
+                              *(["dbc"] if has_dbc else [])], capture_output=True, check=False)
     if archive.returncode != 0:
         raise SystemExit(f"scripts/bench versus: cannot export {rev!r}: "
                          f"{archive.stderr.decode(errors='replace').strip()}; give a commit of this "

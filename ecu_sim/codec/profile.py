@@ -29,6 +29,8 @@ SPN_ACCELERATOR_PEDAL_POSITION_1: Final = 91
 
 _ROLE_OPTIONS: Final = {"speed": "--speed-signal", "app": "--app-signal"}
 _ROLE_SPNS: Final = {"speed": SPN_WHEEL_BASED_VEHICLE_SPEED, "app": SPN_ACCELERATOR_PEDAL_POSITION_1}
+#: where a source tree keeps the built-in DBCs: the top-level dbc/ beside the ecu_sim package
+_SOURCE_TREE_DBC: Final = Path(__file__).resolve().parents[2] / "dbc"
 _ROLE_DESCRIPTIONS: Final = {
     "speed": "wheel-based vehicle speed",
     "app": "accelerator pedal position 1",
@@ -36,6 +38,14 @@ _ROLE_DESCRIPTIONS: Final = {
 
 
 def _builtin_dir() -> importlib.resources.abc.Traversable:
+    """The built-in DBCs of this very package.
+
+    In a source tree (a checkout, installed editable or only put on PYTHONPATH, or a commit
+    exported for a comparison) they are the ``dbc/`` folder beside the package, so each tree
+    reads its own; an installed ecu-sim carries them as the package ``ecu_sim.dbc``.
+    """
+    if (_SOURCE_TREE_DBC / "__init__.py").is_file():
+        return _SOURCE_TREE_DBC
     return importlib.resources.files("ecu_sim.dbc")
 
 
