@@ -50,8 +50,10 @@ def flood(ports: Sequence[int], rate: float) -> None:
     stop = Stop()
     payloads = [pack_message(can.Message(arbitration_id=ident, data=bytes(range(i, i + 8)),
                                          is_extended_id=True)) for i, ident in enumerate(FLOOD_IDS)]
+    # on the nodes' host-local bus: loopback, hop limit 0 (never onto the network)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, struct.pack("@I", 1))
+    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, struct.pack("@I", 0))
+    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1"))
     destinations = [(GROUP, port) for port in ports]
     per_batch = max(1, round(rate * 0.005))
     batch_period = per_batch / rate
