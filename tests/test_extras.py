@@ -87,14 +87,16 @@ def test_the_helper_names_the_extra_all_and_the_way_around() -> None:
 # -- through the commands: the exit status is the one the command always had
 
 
-def test_export_fmu_without_pythonfmu(cli_main: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_export_fmu_without_pythonfmu_names_its_extra_and_all(
+        cli_main: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hide(monkeypatch, "pythonfmu")
     result = cli_main("export-fmu", str(tmp_path / "truck.fmu"))
     assert result.status == 2
     assert_names_extra(result.err, "fmi")
 
 
-def test_a_gpx_route_without_gpxpy(cli_main: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_gpx_route_without_gpxpy_names_its_extra_and_all(
+        cli_main: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hide(monkeypatch, "gpxpy")
     route = tmp_path / "track.gpx"
     route.write_text("<gpx/>")
@@ -103,7 +105,8 @@ def test_a_gpx_route_without_gpxpy(cli_main: Cli, monkeypatch: pytest.MonkeyPatc
     assert_names_extra(result.err, "routes")
 
 
-def test_plot_without_matplotlib(cli_main: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_plot_without_matplotlib_names_its_extra_and_all(
+        cli_main: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     run = tmp_path / "run.csv"
     assert cli_main("simulate", "--duration", "1", "--out", str(run)).status == 0
     hide(monkeypatch, "matplotlib")
@@ -112,7 +115,8 @@ def test_plot_without_matplotlib(cli_main: Cli, monkeypatch: pytest.MonkeyPatch,
     assert_names_extra(result.err, "plot")
 
 
-def test_driver_device_without_evdev(cli_main: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_driver_device_without_evdev_names_its_extra_and_all(
+        cli_main: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     hide(monkeypatch, "evdev")
     result = cli_main("driver", "--list")
     assert result.status == 69
@@ -122,28 +126,31 @@ def test_driver_device_without_evdev(cli_main: Cli, monkeypatch: pytest.MonkeyPa
 # -- where a command would first run a campaign or open a link: the function that raises
 
 
-def test_dask_executor_without_distributed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dask_executor_without_distributed_names_its_extra_and_all(monkeypatch: pytest.MonkeyPatch) -> None:
     hide(monkeypatch, "distributed")
     error = raised_by(lambda: next(executors.dask([], 1, None, None)))
     assert error.exit_status == 2
     assert_names_extra(str(error), "cluster")
 
 
-def test_parquet_without_pyarrow(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_parquet_without_pyarrow_names_its_extra_and_all(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hide(monkeypatch, "pyarrow")
     error = raised_by(lambda: results.write_parquet(tmp_path / "r.csv", tmp_path / "r.parquet"))
     assert error.exit_status == 2
     assert_names_extra(str(error), "parquet")
 
 
-def test_compare_png_without_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_compare_png_without_matplotlib_names_its_extra_and_all(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hide(monkeypatch, "matplotlib")
     error = raised_by(lambda: compare.plot(compare.Report([], []), str(tmp_path / "c.png")))
     assert error.exit_status == 2
     assert_names_extra(str(error), "campaign")
 
 
-def test_an_mcap_file_without_mcap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_an_mcap_file_without_mcap_names_its_extra_and_all(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hide(monkeypatch, "mcap")
     error = raised_by(lambda: next(mcap_format.messages(str(tmp_path / "run.mcap"), "ticks")))
     assert error.exit_status == 2
@@ -151,7 +158,7 @@ def test_an_mcap_file_without_mcap(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert ".log, .asc or .blf" in str(error)
 
 
-def test_link_without_pyroute2(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_link_without_pyroute2_names_its_extra_and_all(monkeypatch: pytest.MonkeyPatch) -> None:
     hide(monkeypatch, "pyroute2")
     error = raised_by(lambda: apply.link_state("vcan0"))
     assert error.exit_status == 2

@@ -1,0 +1,50 @@
+"""The wheel a user installs: built without warnings about its own configuration, and carrying the
+built-in message profiles, which a checkout keeps in the top-level dbc/ folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HANG_S, REPO, clean_env
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel of this tree, and what pip said while building it."""
+    folder = tmp_path_factory.mktemp("wheel")
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(folder),
+                             str(REPO)], capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (wheel,) = folder.glob("ecu_sim-*.whl")
+    return wheel, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_building_the_package_raises_no_warning_about_its_own_configuration(built: tuple[Path, str]) -> None:
+    """setuptools warns about a package configuration that leaves out a folder holding data: such
+    a warning is the project's own and must not reach a user's first run."""
+    _, output = built
+    assert "is absent from the `packages` configuration" not in output
+    assert "SetuptoolsDeprecationWarning" not in output
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_finds_the_profiles_of_the_dbc_folder(built: tuple[Path, str],
+                                                                   tmp_path: Path) -> None:
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(tmp_path / "site")
+    # the unpacked wheel first on the path, run from elsewhere: nothing of the checkout is seen
+    probe = ("from ecu_sim.codec import profile; "
+             "print(profile.available_profiles(), profile.Profile.load('j1939').dbc_path)")
+    env = {**clean_env(), "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=HANG_S,
+                            cwd=tmp_path, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    names = sorted(path.stem for path in (REPO / "dbc").glob("*.dbc"))
+    assert result.stdout.startswith(f"{names} {tmp_path / 'site' / 'ecu_sim' / 'dbc'}"), result.stdout
