@@ -186,6 +186,18 @@ def test_the_default_bus_opens_on_a_machine_without_a_network(
     assert ecu.wait() == 0, ecu.log
 
 
+@pytest.mark.slow
+def test_an_ipv6_group_on_a_machine_without_a_link_exits_69_saying_to_use_an_ipv4_group(
+        start: Callable[..., Node], two_machines: tuple[list[str], list[str]]) -> None:
+    a, _ = two_machines
+    every_link_down = "for link in $(ls /sys/class/net); do [ $link = lo ] || ip link set $link down; done"
+    subprocess.run([*a, "sh", "-c", every_link_down], check=True)
+    ecu = start("-i", "udp_multicast", "-c", "ff15::ec:1", "--duration", "0.5", inside=a)
+    assert ecu.wait() == 69, ecu.log
+    assert "needs a network interface with a link" in ecu.log and "use an IPv4 group" in ecu.log
+    assert "Traceback" not in ecu.log and "not properly shut down" not in ecu.log
+
+
 def _received(bus: can.BusABC, wait_s: float = 2.0) -> list[can.Message]:
     """Every frame ``bus`` receives until it has been quiet for a moment (at most ``wait_s``)."""
     frames: list[can.Message] = []

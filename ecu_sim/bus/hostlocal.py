@@ -202,8 +202,10 @@ class _HostSockets(GeneralPurposeUdpMulticastBus):
         except OSError as exc:
             self._sender.close()
             self._socket.close()
+            # an IPv6 group without a link already says what to do instead
+            advice = "" if exc.errno == errno.ENETUNREACH else f"; {_INSTEAD}"
             raise can.CanInitializationError(
-                f"could not open the host-local multicast socket to send from: {exc}; {_INSTEAD}") from exc
+                f"could not open the host-local multicast socket to send from: {exc}{advice}") from exc
 
     def _create_socket(self, address_family: socket.AddressFamily) -> socket.socket:
         sock = socket.socket(address_family, socket.SOCK_DGRAM)
@@ -276,7 +278,11 @@ class HostLocalUdpMulticastBus(UdpMulticastBus):
             raise TypeError("a host-local bus has hop limit 0")
         is_msgpack_installed()
         can.BusABC.__init__(self, channel, **kwargs)
-        self._sockets = _HostSockets(channel, port, own_frames=receive_own_messages)
+        try:
+            self._sockets = _HostSockets(channel, port, own_frames=receive_own_messages)
+        except can.CanInitializationError:
+            self._is_shutdown = True  # nothing left open: python-can must not warn of a leak
+            raise
         self._multicast = self._sockets
         self._can_protocol = can.CanProtocol.CAN_FD if fd else can.CanProtocol.CAN_20
 
