@@ -13,6 +13,7 @@ import logging
 import os
 import random
 import re
+import selectors
 import shutil
 import signal
 import subprocess
@@ -229,6 +230,15 @@ def machine(two_machines: tuple[list[str], list[str]]) -> list[str]:
 
 
 # -- real processes --------------------------------------------------------------------------------------
+
+
+def first_line(process: subprocess.Popen[str]) -> str:
+    """The first line ``process`` prints, or "" when it prints none before it ends or the hang
+    guard runs out."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        return process.stdout.readline() if selector.select(HANG_S) else ""
 
 
 class Node:

@@ -20,7 +20,7 @@ import pytest
 from can.interfaces.udp_multicast.utils import pack_message
 
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
-from tests.conftest import HANG_S, Cli, Node, Udp, clean_env, private_udp, summary_of
+from tests.conftest import HANG_S, Cli, Node, Udp, clean_env, first_line, private_udp, summary_of
 
 ECU_STATUS = r"speed +\d+\.\d+ km/h \| APP "
 LAN = ("--bus-kwargs", "hop_limit=1")
@@ -34,8 +34,7 @@ class PythonCan:
         self.process = subprocess.Popen([*inside, sys.executable, str(peer), udp.group, str(udp.port), *mode],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
                                         env=clean_env())
-        assert self.process.stdout is not None
-        opened = self.process.stdout.readline().strip()
+        opened = first_line(self.process).strip()
         assert opened in ("sending", "listening"), f"python-can did not open its bus: {opened!r}"
 
     def heard(self) -> int:

@@ -8,7 +8,6 @@ are the defaults.
 
 from __future__ import annotations
 
-import selectors
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,7 +16,7 @@ import pytest
 
 from ecu_sim.bus.hostlocal import DEFAULT_PORT
 from ecu_sim.bus.options import DEFAULT_CHANNEL
-from tests.conftest import HANG_S, REPO, Node, Udp, clean_env
+from tests.conftest import HANG_S, REPO, Node, Udp, clean_env, first_line
 from tests.test_readme_commands import fenced_blocks
 
 README = REPO / "README.md"
@@ -34,15 +33,6 @@ def python_can_example() -> str:
 def test_the_python_can_example_names_ecu_sims_default_group_and_port() -> None:
     example = python_can_example()
     assert f'channel="{DEFAULT_CHANNEL}"' in example and f"port={DEFAULT_PORT}" in example
-
-
-def first_line(process: subprocess.Popen[str]) -> str:
-    """The first line ``process`` prints, or "" when it prints none before it ends or the hang
-    guard runs out."""
-    assert process.stdout is not None
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        return process.stdout.readline() if selector.select(HANG_S) else ""
 
 
 @pytest.mark.slow
