@@ -182,6 +182,8 @@ def test_j1939_ccvs1_test_vector_encodes_exactly_with_cantools(j1939: Profile) -
         "CruiseCtrlSetSpeed": 88,
         "CruiseCtrlStates": 1,
     }
+    # CCVS1's other parameters (switches, PTO governor state: scale 1, offset 0) say not available
+    values |= {s.name: (1 << s.length) - 1 for s in ccvs1.signals if s.name not in values}
     assert ccvs1.encode(values, padding=True) == hexbytes("ff 00 58 05 ff 58 3f ff")
 
 
@@ -690,12 +692,17 @@ def test_config_errors_carry_the_usage_exit_status() -> None:
 # --- the DBC files themselves ----------------------------------------------------------------------
 
 
+#: each built-in DBC's nodes: j1939 adds the powertrain network's transmission, brakes and retarder
+#: and the external controller that commands them
+BUILT_IN_NODES = {"amp": {"ECU", "CCM"}, "j1939": {"ECU", "CCM", "TCM", "EBS", "RETARDER", "ACC"}}
+
+
 @pytest.mark.parametrize("name", PROFILES)
 def test_built_in_dbc_loads_under_cantools_strict_checks(name: str) -> None:
     db = cantools.database.load_file(Profile.load(name).dbc_path, strict=True)
     assert isinstance(db, cantools.database.can.Database)
     assert db.dbc is not None and db.dbc.attributes["ProtocolType"].value == "J1939"
-    assert {n.name for n in db.nodes} == {"ECU", "CCM"}
+    assert {n.name for n in db.nodes} == BUILT_IN_NODES[name]
     for message in db.messages:
         assert message.protocol == "j1939" and message.is_extended_frame
         assert message.cycle_time and message.comment
