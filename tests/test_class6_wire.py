@@ -39,11 +39,11 @@ def test_the_cruise_controller_holds_speed_through_the_gear_changes_of_appendix_
             assert all(abs(r["speed_kph"] - 90.0) < 7.0 for r in rows[i:i + 50])
 
 
-def test_the_trace_of_class6_adds_elevation_gear_engine_speed_and_brake(
+def test_the_trace_of_class6_adds_elevation_gear_engine_speed_brake_and_fuel(
         cli_main: Cli, tmp_path: Path) -> None:
     rows = simulate(cli_main, tmp_path, "--duration", "5")
     assert list(rows[0]) == ["t_s", "speed_kph", "app_pct", "grade_pct", "distance_m", "elevation_m", "gear",
-                             "engine_rpm", "brake_pct"]
+                             "engine_rpm", "brake_pct", "fuel_rate_lph", "fuel_used_l"]
 
 
 def test_the_ccm_brakes_over_ebc1_to_hold_its_set_speed_down_a_5_pct_descent(

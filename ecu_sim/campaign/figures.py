@@ -24,7 +24,8 @@ import can
 from ecu_sim.bus.listener import Direction
 from ecu_sim.runs.simulation import Simulation
 from ecu_sim.runtime.loop import TickObserver
-from ecu_sim.vehicle.class6 import Class6Params, Class6State
+from ecu_sim.vehicle.class6 import STANDARD_PAYLOAD_KG, Class6Params, Class6State
+from ecu_sim.vehicle.fuel import CO2_G_PER_L
 from ecu_sim.vehicle.params import KPH_PER_MPS
 
 #: engine speed to angular speed: 2 pi / 60
@@ -36,15 +37,20 @@ FIGURES: dict[str, str] = {
     "overshoot_kph": "lower",
     "error_max_kph": "lower",
     "error_rms_kph": "lower",
+    "speed_dev_rms_kph": "lower",
     "app_total_variation_pct": "lower",
     "app_at_0_s": "lower",
     "app_at_100_s": "lower",
     "wheel_energy_kwh": "lower",
+    "fuel_l": "lower",
+    "fuel_l_per_100km": "lower",
+    "co2_g_per_tkm": "lower",
     "faults_injected": "",
     "dtcs_raised": "lower",
     "invalid_frames": "",
     "final_speed_kph": "",
     "distance_m": "",
+    "travel_time_s": "lower",
     "ticks": "",
     "frame_hash": "",
 }
@@ -108,18 +114,39 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     row = dict.fromkeys(FIGURES, "")
     if set_speed_kph is not None and speeds:
         row.update(_tracking(speeds, set_speed_kph, band_kph, period))
+        deviations = list(map((-set_speed_kph).__add__, speeds))
+        row["speed_dev_rms_kph"] = _num(math.sqrt(sum(map(operator.mul, deviations, deviations))
+                                                  / len(deviations)))
     row["app_total_variation_pct"] = _num(sum(map(abs, map(operator.sub, app[1:], app))))
     row["app_at_0_s"] = _num(len([a for a in app if a <= 0.0]) * period)
     row["app_at_100_s"] = _num(len([a for a in app if a >= 100.0]) * period)
     row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))
+    row.update(fuel(sim))
     row["faults_injected"] = str(sum(sim.faults.injected.values()) if sim.faults is not None else 0)
     row["dtcs_raised"] = str(dtcs_raised(sim))
     row["invalid_frames"] = str(sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0))
     row["final_speed_kph"] = _num(sim.ecu.state.speed_kph)
     row["distance_m"] = _num(sim.ecu.state.distance_m)
     row["ticks"] = str(len(speeds))
+    row["travel_time_s"] = _num(len(speeds) * period)
     row["frame_hash"] = probe.frame_hash()
     return row
+
+
+def fuel(sim: Simulation) -> dict[str, str]:
+    """Fuel used, per 100 km and as g CO2 per tonne-km of payload, for a truck with an engine map
+    (class6; none for the testbed). The payload is the standard one its test mass carries plus the
+    run's ``[vehicle] payload_kg``; CO2 is EPA's per litre of diesel (docs/vehicle.md)."""
+    state = sim.ecu.state
+    if not isinstance(state, Class6State):
+        return {}
+    used, km = state.fuel_used_l, state.distance_m * 0.001
+    found = {"fuel_l": _num(used)}
+    if km > 0.0:
+        tonnes = (STANDARD_PAYLOAD_KG + sim.settings.vehicle.payload_kg) * 0.001
+        found["fuel_l_per_100km"] = _num(used * 100.0 / km)
+        found["co2_g_per_tkm"] = _num(used * CO2_G_PER_L / (tonnes * km))
+    return found
 
 
 def dtcs_raised(sim: Simulation) -> int:

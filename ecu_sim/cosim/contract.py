@@ -7,8 +7,8 @@ or a user's DBC change the contract and ``ecu-sim cosim --contract`` says how. A
 LabVIEW user wires the vector from this list.
 
 The ``class6`` truck adds what it has: a brake demand input when the DBC carries the brake pedal
-position the ECU receives (SPN 521, EBC1), its driveline and road among the model's outputs, and
-the engine messages it sends (EEC1, ETC2) among the bus signals.
+position the ECU receives (SPN 521, EBC1), its driveline, road and fuel among the model's outputs,
+and the engine messages it sends (EEC1, ETC2, LFE1, LFC1) among the bus signals.
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ DRIVELINE_OUTPUTS = (
     ("brake_applied_pct", "%", 0.0, 100.0, "brake demand the model used in the last tick"),
     ("elevation_m", "m", -math.inf, math.inf, "height of the route under the front axle; NaN while the "
                                                "peer gives the grade"),
+    ("fuel_rate_lph", "L/h", 0.0, math.inf, "the engine's fuel rate, from its map at the tick's "
+                                             "operating point"),
+    ("fuel_used_l", "L", 0.0, math.inf, "fuel used since the start"),
 )
 
 

@@ -223,7 +223,8 @@ class Stepper:
         if driveline is not None:
             elevation = ecu.vehicle.elevation_m
             values += [float(driveline.gear), float(driveline.selected), driveline.engine_rpm,
-                       ecu.vehicle.brake_pct or 0.0, math.nan if elevation is None else elevation]
+                       ecu.vehicle.brake_pct or 0.0, math.nan if elevation is None else elevation,
+                       driveline.fuel_rate_lph, driveline.fuel_used_l]
         for key, decoders in self._signals:
             data = self._last.get(key)
             values.extend(decoder.value(data) for decoder in decoders)

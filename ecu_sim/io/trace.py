@@ -2,10 +2,11 @@
 
 A plain table with fixed decimals, so two runs can be compared with ``diff`` and any plotting
 tool reads it; the first row is tick 0 at t = 0. A vehicle with a driveline (``class6``) adds
-the columns only it has: elevation, gear, engine speed and brake demand; the testbed's table is
-unchanged. ``simulate --state-hash FILE`` writes a hash of the same state at full precision
-instead, every bit of every float: a difference too small for the table's decimals (a processor
-or a libm that rounds one operation differently) shows there first, at the tick where it starts.
+the columns only it has: elevation, gear, engine speed, brake demand, and the fuel rate (L/h)
+and fuel used (L) of its engine map; the testbed's table is unchanged. ``simulate --state-hash
+FILE`` writes a hash of the same state at full precision instead, every bit of every float: a
+difference too small for the table's decimals (a processor or a libm that rounds one operation
+differently) shows there first, at the tick where it starts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import IO
 from ecu_sim.nodes.ecu import Ecu
 
 HEADER = "t_s,speed_kph,app_pct,grade_pct,distance_m\n"
-DRIVELINE_HEADER = HEADER[:-1] + ",elevation_m,gear,engine_rpm,brake_pct\n"
+DRIVELINE_HEADER = HEADER[:-1] + ",elevation_m,gear,engine_rpm,brake_pct,fuel_rate_lph,fuel_used_l\n"
 
 
 class CsvTrace:
@@ -38,7 +39,7 @@ class CsvTrace:
             driveline = vehicle.driveline()
             assert driveline is not None
             row += (f",{vehicle.elevation_m or 0.0:.3f},{driveline.gear},{driveline.engine_rpm:.1f},"
-                    f"{ecu.brake_demand_pct:.1f}")
+                    f"{ecu.brake_demand_pct:.1f},{driveline.fuel_rate_lph:.4f},{driveline.fuel_used_l:.6f}")
         self._write(row + "\n")
 
 

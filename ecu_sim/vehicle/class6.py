@@ -27,6 +27,8 @@ from typing import NamedTuple
 
 from ecu_sim.checks import non_finite_fields
 from ecu_sim.vehicle.engine import Engine
+from ecu_sim.vehicle.fuel import FuelMap, FuelTable
+from ecu_sim.vehicle.fuel_data import cat3126e
 from ecu_sim.vehicle.transmission import ShiftSchedule, TorqueConverter
 
 _RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
@@ -37,8 +39,11 @@ FULL_LOAD = ((700.0, 600.0), (1000.0, 900.0), (1200.0, 1050.0), (1600.0, 1050.0)
              (2400.0, 800.0), (2600.0, 0.0))
 #: motoring (drag) torque of the same engine, negative: friction and pumping with no fuel
 MOTORING = ((700.0, -60.0), (1500.0, -100.0), (2600.0, -160.0))
+#: the payload the test mass carries, kg: GEM's standard payload of a vocational Medium HDV, 5.6 tons
+#: of 2000 lb (40 CFR 1037.801); per-ton figures divide by it plus any added payload
+STANDARD_PAYLOAD_KG = 5.6 * 907.18474
 #: fields that are tables or parts rather than numbers
-_STRUCTURED = frozenset({"gear_ratios", "full_load", "motoring", "schedule", "converter"})
+_STRUCTURED = frozenset({"gear_ratios", "full_load", "motoring", "schedule", "converter", "fuel_map"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,8 @@ class Class6Params:
     converter: TorqueConverter = field(default_factory=TorqueConverter)
     max_brake_decel_g: float = 0.6
     substeps: int = 4
+    #: the published fuel map, scaled to this engine (ecu_sim.vehicle.fuel)
+    fuel_map: FuelTable = field(default_factory=cat3126e)
 
     def problems(self) -> list[str]:
         found = [problem for problem in non_finite_fields(self)
@@ -97,6 +104,9 @@ class Class6State(NamedTuple):
     engine_nm: float = 0.0
     demand_nm: float = 0.0
     brake_pct: float = 0.0
+    #: fuel rate at the tick's end, L/h, and fuel used since the start: that rate times each tick
+    fuel_rate_lph: float = 0.0
+    fuel_used_l: float = 0.0
 
     @property
     def speed_kph(self) -> float:
@@ -112,6 +122,7 @@ class Class6Model:
             raise ValueError("invalid Class6Params: " + "; ".join(problems))
         self.params = p = params
         self.engine = Engine(p.full_load, p.motoring, p.idle_rpm, p.governed_rpm)
+        self.fuel = FuelMap(p.fuel_map, p.idle_rpm, p.full_load, self.engine.motoring)
         self._weight_n = p.mass_kg * p.gravity_mps2
         self._half_rho_cda = 0.5 * p.air_density_kg_m3 * p.cda_m2
         self._brake_max_n = p.max_brake_decel_g * self._weight_n
@@ -141,7 +152,9 @@ class Class6Model:
         comfortable = self.params.schedule.down_rpm(50.0) + 200.0
         while gear < len(ratios) and speed * self._rpm_per_mps[gear] > comfortable:
             gear += 1
-        return Class6State(speed, 0.0, gear, gear, 0.0, 1e9, *self._readings(speed, gear, 0.0, False))
+        rpm, actual, demand = self._readings(speed, gear, 0.0, False)
+        return Class6State(speed, 0.0, gear, gear, 0.0, 1e9, rpm, actual, demand, 0.0,
+                           self.fuel.rate_lph(rpm, actual))
 
     def step(self, s: Class6State, app_pct: float, brake_pct: float, sin_g: float,
              dt_s: float) -> Class6State:
@@ -176,7 +189,9 @@ class Class6Model:
         else:
             v, distance = self._open(v, s.distance_m, gear, app, shift_left > 0.0, const_n, static_n, dt_s)
         rpm, actual, demand = self._readings(v, gear, app, shift_left > 0.0)
-        return Class6State(v, distance, gear, selected, shift_left, since, rpm, actual, demand, brake)
+        fuel_lph = self.fuel.rate_lph(rpm, actual)
+        return Class6State(v, distance, gear, selected, shift_left, since, rpm, actual, demand, brake,
+                           fuel_lph, s.fuel_used_l + fuel_lph * dt_s / 3600.0)
 
     def _locked(self, v: float, distance: float, gear: int, app: float, const_n: float, static_n: float,
                 sin_g: float, dt_s: float) -> tuple[float, float]:

@@ -10,6 +10,7 @@ takes the grade under its wheelbase (:class:`GradeUnderAxles`), as the ``class6`
 
 from __future__ import annotations
 
+import math
 from typing import Generic, NamedTuple, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
@@ -99,13 +100,22 @@ def testbed_route(route: GradeProfile | Terrain, wheelbase_m: float) -> GradePro
 
 
 class Driveline(NamedTuple):
-    """What the engine and transmission report on the wire."""
+    """What the engine and transmission report on the wire.
+
+    The fuel economies are km/L: the instantaneous one is the speed over the fuel rate (NaN, sent
+    as not available, while the fuel is cut), the average one the distance over the fuel used
+    since the start (NaN before any fuel).
+    """
 
     gear: int
     selected: int
     engine_rpm: float
     engine_pct: float
     demand_pct: float
+    fuel_rate_lph: float = 0.0
+    fuel_used_l: float = 0.0
+    fuel_economy_kml: float = math.nan
+    average_economy_kml: float = math.nan
 
 
 class Vehicle(Protocol):
@@ -200,7 +210,11 @@ class Class6Vehicle:
     def driveline(self) -> Driveline:
         s = self.state
         scale = 100.0 / self._reference
-        return Driveline(s.gear, s.selected, s.engine_rpm, s.engine_nm * scale, s.demand_nm * scale)
+        rate, used = s.fuel_rate_lph, s.fuel_used_l
+        return Driveline(s.gear, s.selected, s.engine_rpm, s.engine_nm * scale, s.demand_nm * scale,
+                         rate, used,
+                         s.speed_mps * 3.6 / rate if rate > 0.0 else math.nan,
+                         s.distance_m * 0.001 / used if used > 0.0 else math.nan)
 
     def prepare(self, app_pct: float, brake_pct: float) -> None:
         state = self.state
