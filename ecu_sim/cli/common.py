@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 
+from ecu_sim.control.modes import CONTROLLER_MODES
 from ecu_sim.runtime.tuning import GC_MODES
 from ecu_sim.settings import load as config
-from ecu_sim.settings.model import LOG_LEVELS, TX_MODES, Settings
+from ecu_sim.settings.model import CCM_COMMANDS, LOG_LEVELS, NETWORKS, TX_MODES, Settings
 from ecu_sim.settings.sources import add_option
 from ecu_sim.settings.values import source_address, split_list
 from ecu_sim.vehicle.drive import PRESETS
@@ -73,6 +74,10 @@ def add_ecu_options(parser: argparse.ArgumentParser) -> None:
                     "brakes; docs/vehicle.md)")
     add_option(group, "--payload", key="vehicle.payload_kg", type=float, metavar="KG",
                help="class6: payload on top of the test mass (default 0)")
+    add_option(group, "--network", key="j1939.network", choices=NETWORKS,
+               help="single (default): the ECU is one J1939 node; powertrain (class6, j1939 "
+                    "profile): engine 0x00, transmission 0x03, brakes 0x0B and retarder 0x0F, each "
+                    "its own node, at a 10 ms tick, taking TSC1 and XBR (docs/j1939.md)")
     add_option(group, "--wheelbase", key="vehicle.wheelbase_m", type=float, metavar="M",
                help="front to rear axle, over which the slope of a road is felt: elevations, GPX "
                     "and appendix-d, every route for class6 (default 5 m)")
@@ -97,14 +102,29 @@ def add_ccm_options(parser: argparse.ArgumentParser) -> None:
     add_option(group, "--set-speed", key="run.set_speed_kph", type=float, metavar="KPH",
                help="cruise set speed (default 90 km/h)")
     add_gains(group)
+    add_option(group, "--route", key="run.grade_file", metavar="NAME|FILE",
+               help="--controller predictive: the route ahead, the one the ECU drives (built-in "
+                    "testbed or appendix-d, CSV or GPX; default: the testbed's)")
+    add_option(group, "--payload", key="vehicle.payload_kg", type=float, metavar="KG",
+               help="--controller predictive with class6: the payload, which the prediction "
+                    "weighs (default 0)")
 
 
 def add_gains(group: argparse._ActionsContainer) -> None:
-    """``--kp`` and ``--ki``, the PI controller's gains."""
+    """``--controller``, and ``--kp`` and ``--ki``, the PI controller's gains (the predictive
+    controller's too: it holds the set speed with them)."""
+    add_option(group, "--controller", key="controller.mode", choices=CONTROLLER_MODES,
+               help="pi (default) holds the set speed; predictive previews the route (--route) and "
+                    "coasts before crests and dips within a band of the set speed ([controller] "
+                    "under_kph, over_kph, preview_m; docs/vehicle.md)")
     add_option(group, "--kp", key="controller.kp", type=float, metavar="GAIN",
                help="proportional gain, %% APP per km/h")
     add_option(group, "--ki", key="controller.ki", type=float, metavar="GAIN",
                help="integral gain, %% APP per km/h and second")
+    add_option(group, "--command", key="ccm.command", choices=CCM_COMMANDS,
+               help="how the CCM commands the truck: app (default) presses the accelerator (EEC2) "
+                    "and the brake pedal (EBC1); tsc1 sends TSC1 torque control to the engine and "
+                    "XBR to the brakes, as an adaptive cruise does (j1939 profile; docs/j1939.md)")
 
 
 def settings(args: argparse.Namespace) -> Settings:
@@ -170,6 +190,14 @@ def add_realtime_options(parser: argparse.ArgumentParser) -> None:
                help="how late Linux may wake the loop (default 1; Linux's own default is 50)")
     # the benchmark's instrument (bench/): where each tick's time goes, written to FILE on exit
     parser.add_argument("--tick-probe", metavar="FILE", help=argparse.SUPPRESS)
+
+
+def add_web_option(parser: argparse.ArgumentParser) -> None:
+    """``--web HOST:PORT``: the node's page and HTTP API (the ``web`` extra)."""
+    add_option(parser, "--web", key="run.web", metavar="HOST:PORT",
+               help="serve the node's page (live plots, status, controls) and its HTTP API there, "
+                    "beside the loop; a port alone binds 127.0.0.1; on any other address the "
+                    "controls need the token the node logs at its start (docs/web.md)")
 
 
 def add_stream_option(parser: argparse.ArgumentParser) -> None:

@@ -101,6 +101,12 @@ class J1939Network:
             self.quiet_until = 0
         return True
 
+    def broadcast(self, pgn: int, payload: bytes) -> None:
+        """Send one of the node's own messages to everyone from the next tick (BAM when over
+        eight bytes), once the claim stands."""
+        self._answer(pgn, payload, GLOBAL_ADDRESS)
+        self.quiet_until = 0
+
     def address_in_use(self) -> None:
         """Another node sends under this node's address without having claimed it (frames with our
         identifier that are not our echo): J1939-81's address conflict. The node says again that

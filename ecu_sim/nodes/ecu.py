@@ -21,6 +21,7 @@ from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.nodes.engine_frames import EngineFrames
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.nodes.j1939part import NetworkPart
+from ecu_sim.nodes.powertrain import Powertrain
 from ecu_sim.runtime.held import HeldInput
 from ecu_sim.vehicle.class6 import Class6State
 from ecu_sim.vehicle.drive import Vehicle
@@ -39,6 +40,7 @@ class Ecu(InputNode):
         brake: RoleCodec | None = None,
         engine_frames: EngineFrames | None = None,
         network: NetworkPart | None = None,
+        powertrain: Powertrain | None = None,
     ) -> None:
         super().__init__(port, profile.app, output, hold_ticks, app_source, network)
         self.vehicle = vehicle
@@ -49,6 +51,10 @@ class Ecu(InputNode):
         self.brake_held = HeldInput(hold_ticks)
         self.brake_demand_pct = 0.0
         self.engine_frames = engine_frames
+        #: ``--network powertrain``: the other hosted nodes and every powertrain message
+        self.powertrain = powertrain
+        #: APP set from the node's page (``--web``) in place of the bus's, until released (None)
+        self.pedal_override_pct: float | None = None
 
     @property
     def state(self) -> TruckState | Class6State:
@@ -69,12 +75,14 @@ class Ecu(InputNode):
             else:
                 self.brake_held.update(value, self.tick_index, brake.source_address(msg.arbitration_id))
             return
+        if self.powertrain is not None:
+            self.powertrain.receive(msg)
         super().handle_other(msg)
 
     def prepare(self) -> None:
         """The step for the demands held now, ahead of the deadline (see ``Vehicle.prepare``)."""
         if self.tick_index:
-            app = self.held.get(self.tick_index)
+            app = self._app()
             self.vehicle.prepare(0.0 if app is None else app, self._brake_demand())
 
     def _brake_demand(self) -> float:
@@ -84,19 +92,41 @@ class Ecu(InputNode):
         brake = self.brake_held.get(self.tick_index)
         return 0.0 if brake is None else brake
 
+    def _app(self) -> float | None:
+        """The APP this tick uses: the page's override, else the bus's held value (None: missing)."""
+        held = self.held.get(self.tick_index)
+        return held if self.pedal_override_pct is None else self.pedal_override_pct
+
     def tick(self, deadline: float, transmit: bool) -> None:
-        app = self.held.get(self.tick_index)
+        app = self._app()
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
         if self.tick_index:
             self.brake_demand_pct = self._brake_demand()
             self.vehicle.step(self.app_pct, self.brake_demand_pct)
+        if self.powertrain is not None:
+            self._tick_powertrain(self.powertrain, deadline, transmit)
+            return
         sent = transmit and self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
         if sent and self.engine_frames is not None:  # the engine messages wait for the claim too
             driveline = self.vehicle.driveline()
             if driveline is not None:
                 self.engine_frames.send(self.tick_index, deadline, driveline)
         self.finish_tick(self.app_missing, transmit)
+
+    def _tick_powertrain(self, powertrain: Powertrain, deadline: float, transmit: bool) -> None:
+        """Every hosted node's messages that are due, the speed message on its own cycle."""
+        tick = self.tick_index
+        state = self.vehicle.state
+        assert isinstance(state, Class6State)  # the powertrain is the class6 truck's
+        readings = powertrain.measure(state, self.app_pct, None if self.app_missing else self.held.source,
+                                      self.brake_demand_pct)
+        if transmit:
+            if tick % powertrain.role_every == 0:
+                self.send(deadline, powertrain.role_payload(self.encode_speed(state.speed_kph), readings))
+            powertrain.send(tick, deadline, readings)
+        self.finish_tick(self.app_missing, transmit)
+        powertrain.finish(tick, transmit)
 
     def status_line(self) -> str:
         app = "missing (coasting)" if self.app_missing else f"{self.app_pct:5.1f} %"

@@ -1,8 +1,9 @@
-"""The engine and transmission messages an ECU with a driveline sends: EEC1 and ETC2, from the DBC.
+"""The engine and transmission messages an ECU with a driveline sends: EEC1, ETC2, LFE1, LFC1, from the DBC.
 
 Which messages and signals, where their bits lie and how often they go out all come from the DBC:
 a message is found by the J1939 SPN of its signals (EEC1: 190 engine speed, 513 actual and 512
-driver's demand torque; ETC2: 523 current and 524 selected gear), sent every whole number of
+driver's demand torque; ETC2: 523 current and 524 selected gear; LFE1: 183 fuel rate, 184 and 185
+instantaneous and average fuel economy; LFC1: 182 trip and 250 total fuel used), sent every whole number of
 periods in its ``GenMsgCycleTime``. A DBC without them (the ``amp`` profile) sends none.
 
 Each signal is encoded by the project's fast role codec (tested against cantools), which sends
@@ -12,7 +13,8 @@ bitwise AND of their payloads, so each signal keeps its bits and the rest stay 1
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Protocol
 
 from cantools.database.can import Database, Message
 
@@ -29,31 +31,47 @@ SPN_FIELDS: dict[int, int] = {
     512: Driveline._fields.index("demand_pct"),
     523: Driveline._fields.index("gear"),
     524: Driveline._fields.index("selected"),
+    183: Driveline._fields.index("fuel_rate_lph"),
+    184: Driveline._fields.index("fuel_economy_kml"),
+    185: Driveline._fields.index("average_economy_kml"),
+    182: Driveline._fields.index("fuel_used_l"),
+    250: Driveline._fields.index("fuel_used_l"),
 }
+
+
+class Gate(Protocol):
+    """Whether the node that sends a message may send at a tick: its address claim stands."""
+
+    open: bool
+
+    def may_send(self, tick: int) -> bool: ...
 
 
 class EngineMessage:
     """One message: its codecs with the driveline field each carries, how many ticks apart, the output.
 
     The latest values and payload are kept: ETC2's gears change a few times a run, so most
-    ticks send the payload already built.
+    ticks send the payload already built. ``gate``: the J1939 part of the node that sends it,
+    when that is not the ECU's own (``--network powertrain``), whose claim it waits for.
     """
 
     __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks",
-                 "message", "output")
+                 "gate", "message", "output")
 
     def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
-                 output: Output) -> None:
+                 output: Output, spn_fields: Mapping[int, int] = SPN_FIELDS,
+                 gate: Gate | None = None) -> None:
         self.message = message
         self.every_ticks = every_ticks
         self.output = output
+        self.gate = gate
         self._encoders = tuple(codec.encode for codec, _ in codecs)
-        self._fields = tuple(SPN_FIELDS[spn] for _, spn in codecs)
+        self._fields = tuple(spn_fields[spn] for _, spn in codecs)
         self._length = message.length
         self._last_values: list[float] = []
         self._last_data = b""
 
-    def payload(self, driveline: Driveline) -> bytes:
+    def payload(self, driveline: Sequence[float]) -> bytes:
         values = [driveline[i] for i in self._fields]
         if values == self._last_values:
             return self._last_data
@@ -69,15 +87,27 @@ class EngineMessage:
         return self._last_data or None
 
 
-def find_messages(database: Database, is_j1939: bool) -> list[tuple[Message, list[tuple[RoleCodec, int]]]]:
-    """The DBC's messages that carry the driveline SPNs, with a codec for each such signal."""
+def find_messages(database: Database, is_j1939: bool, spn_fields: Mapping[int, int] = SPN_FIELDS,
+                  senders: Collection[str] | None = None,
+                  ) -> list[tuple[Message, list[tuple[RoleCodec, int]]]]:
+    """The DBC's messages that carry the driveline SPNs (``spn_fields``), with a codec for each
+    such signal; only those some node of ``senders`` sends, when given."""
     found = []
     for message in database.messages:
-        codecs = [(RoleCodec(message, signal, is_j1939=is_j1939), signal.spn) for signal in message.signals
-                  if signal.spn in SPN_FIELDS]
+        if senders is not None and not set(message.senders or ()) & set(senders):
+            continue
+        codecs = [(RoleCodec(message, signal, is_j1939=is_j1939), spn) for signal in message.signals
+                  if (spn := signal.spn) is not None and spn in spn_fields]
         if codecs:
             found.append((message, codecs))
     return found
+
+
+def every_ticks(message: Message, period_s: float) -> int:
+    """Ticks between two sends of ``message``: the whole periods in its ``GenMsgCycleTime``, at
+    least one (every tick without a cycle time)."""
+    cycle = message.cycle_time
+    return max(1, ticks_in(cycle / 1000.0, period_s)) if cycle else 1
 
 
 class EngineFrames:
@@ -90,18 +120,17 @@ class EngineFrames:
     def build(cls, database: Database, is_j1939: bool, period_s: float,
               output_for: Callable[[Message], Output]) -> EngineFrames | None:
         """The messages of ``database`` that carry driveline SPNs, or None when it has none."""
-        built = []
-        for message, codecs in find_messages(database, is_j1939):
-            cycle = message.cycle_time
-            every = max(1, ticks_in(cycle / 1000.0, period_s)) if cycle else 1
-            built.append(EngineMessage(message, codecs, every, output_for(message)))
+        built = [EngineMessage(message, codecs, every_ticks(message, period_s), output_for(message))
+                 for message, codecs in find_messages(database, is_j1939)]
         return cls(built) if built else None
 
     def latest(self) -> dict[int, Callable[[], bytes | None]]:
         """Each message's latest payload by its PGN (None before the first), for a Request."""
         return {pgn_of(m.message.frame_id): m.latest for m in self.messages}
 
-    def send(self, tick: int, deadline: float, driveline: Driveline) -> None:
+    def send(self, tick: int, deadline: float, driveline: Sequence[float]) -> None:
         for m in self.messages:
             if tick % m.every_ticks == 0:
-                m.output.send(tick, deadline, m.payload(driveline))
+                gate = m.gate
+                if gate is None or gate.open or gate.may_send(tick):
+                    m.output.send(tick, deadline, m.payload(driveline))

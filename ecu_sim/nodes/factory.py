@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from cantools.database.can import Message as CanMessage
@@ -27,17 +28,20 @@ from ecu_sim.codec.profile import SPN_ACCELERATOR_PEDAL_POSITION_1, SPN_WHEEL_BA
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
-from ecu_sim.faults.spec import DTC_KIND, FaultSchedule, describe
-from ecu_sim.j1939.ids import from_source
+from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
+from ecu_sim.j1939.ids import from_source, source_address_of
 from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.commands import Commands, command_codecs
 from ecu_sim.nodes.cruise import DriverDemand
 from ecu_sim.nodes.driver import Driver, Message
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.engine_frames import EngineFrames, find_messages
 from ecu_sim.nodes.j1939part import NetworkPart, build_network
+from ecu_sim.nodes.powertrain import Powertrain, build_powertrain, hosted_messages
+from ecu_sim.nodes.preview import build_preview
 from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runtime.ticks import ticks_in
-from ecu_sim.settings.model import Settings
+from ecu_sim.settings.model import POWERTRAIN, Settings
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
 from ecu_sim.vehicle.drive import (
     Class6Vehicle,
@@ -76,10 +80,17 @@ class NodeKind(enum.Enum):
     def frame_ids(self, profile: Profile, settings: Settings) -> list[int]:
         """The identifiers this node sends, which its port drops when they come back: its role's
         first, then a class6 ECU's engine messages or a class6 CCM's brake demand."""
+        class6 = settings.vehicle.preset == "class6"
+        if self is NodeKind.ECU and class6 and settings.j1939.network == POWERTRAIN:
+            hosted = [frame_id for _, _, frame_id in hosted_messages(profile, settings)]
+            return list(dict.fromkeys([_own(profile.speed, settings), *hosted]))
         if self is NodeKind.ECU and settings.vehicle.preset == "class6":
             engine = [_own_message(m, settings) for m, _ in find_messages(profile.database,
                                                                           profile.speed.is_j1939)]
             return list(dict.fromkeys([_own(profile.speed, settings), *engine]))
+        if self is NodeKind.CCM and settings.ccm.command == "tsc1":
+            tsc1, xbr = command_codecs(profile.database, source_address_of(_own(profile.app, settings)))
+            return [_own(profile.app, settings), tsc1.frame_id, xbr.frame_id]
         if self is NodeKind.CCM and settings.vehicle.preset == "class6":
             brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
             return list(dict.fromkeys([_own(profile.app, settings),
@@ -123,44 +134,57 @@ def hold_ticks(timeout_s: float, period_s: float) -> int:
 def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings, *,
                route: GradeProfile | Terrain | None = None, schedule: FaultSchedule | None = None,
                tx_mode: str = "user", new_frame: FrameFactory = new_message,
-               plant: Plant | None = None, controls: ControlsSource | None = None) -> Built:
-    """The node ``kind`` on ``port``; ``route`` is the road the ECU drives (the CCM has none): a
+               plant: Plant | None = None, controls: ControlsSource | None = None,
+               switchable_faults: bool = False) -> Built:
+    """The node ``kind`` on ``port``; ``route`` is the road the ECU drives: a
     grade profile or an elevation road for the testbed truck, an elevation road for ``class6``
-    (``settings.vehicle.preset`` says which truck). ``plant`` is the testbed
+    (``settings.vehicle.preset`` says which truck); for a predictive CCM the road it previews (the
+    PI controller's CCM has none). ``plant`` is the testbed
     truck it integrates (default: the built-in model of ``settings.truck``; ``--plant``: another
-    program's). ``controls`` is the device the driver reads."""
+    program's). ``controls`` is the device the driver reads. ``switchable_faults``: faults may be
+    switched while the node runs (``--web`` and its replay), so the injector is there even with
+    none scheduled."""
     run = settings.run
     period = run.resolved_period_s
     sends = kind.sends(profile)
     all_faults = schedule.faults if schedule is not None else ()
     faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
-    engine = (_engine_frames(port, profile, settings, new_frame)
-              if kind is NodeKind.ECU and route is not None
-              and drives_class6(route, settings.vehicle.preset) else None)
-    network = (None if kind is NodeKind.DRIVER else  # the driver is a person's pedals, no ECU
-               build_network(kind.name, port, profile, sends, kind.input_spn, settings.j1939, all_faults,
-                             period, new_frame, None if engine is None else engine.latest()))
+    class6 = kind is NodeKind.ECU and route is not None and drives_class6(route, settings.vehicle.preset)
+    powertrain = (build_powertrain(
+        port, profile, settings, _class6_model(settings),
+        lambda periodic: _engine_part(port, profile, settings, all_faults, new_frame, periodic), new_frame)
+        if class6 and settings.j1939.network == POWERTRAIN else None)
+    engine = _engine_frames(port, profile, settings, new_frame) if class6 and powertrain is None else None
+    network = (powertrain.engine if powertrain is not None else
+               _network(kind, port, profile, settings, all_faults, new_frame,
+                        None if engine is None else engine.latest()))
     sent_id = kind.frame_ids(profile, settings)[0]
-    transmitter = _transmitter(kind, port, sent_id, sends.is_extended_id, period, tx_mode, new_frame,
+    every = 1 if powertrain is None else powertrain.role_every
+    transmitter = _transmitter(kind, port, sent_id, sends.is_extended_id, every * period, tx_mode, new_frame,
                                {f.kind for f in faults})
     output: Output = transmitter
     injector = None
-    if schedule is not None and faults:
+    if (schedule is not None and faults) or (switchable_faults and kind is not NodeKind.DRIVER):
+        schedule = schedule or FaultSchedule((), 0)
         injector = FaultInjector(output, sends, dataclasses.replace(schedule, faults=faults), period,
                                  kind.name)
         output = injector
-        log.info("%s: injecting faults %s (seed %d)", kind.name, describe(faults), schedule.seed)
+        if faults:
+            log.info("%s: injecting faults %s (seed %d)", kind.name, describe(faults), schedule.seed)
     if kind is NodeKind.ECU:
         if route is None:
             raise ValueError("an ECU needs a route")
-        node: Ecu | Ccm | Driver = _ecu(port, profile, output, settings, route, plant, network, engine)
+        node: Ecu | Ccm | Driver = _ecu(port, profile, output, settings, route, plant, network, engine,
+                                        powertrain)
     elif kind is NodeKind.CCM:
         hold = hold_ticks(run.input_timeout_s(run.speed_timeout_s), period)
         gears, brake = (_ccm_extras(port, profile, settings, new_frame) if settings.vehicle.preset == "class6"
                         else (None, None))
-        node = Ccm(port, profile, output, settings.controller, run.set_speed_kph, period, hold,
-                   settings.profile.speed_source, gears=gears, brake=brake,
-                   driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network)
+        commands = _ccm_commands(port, profile, settings, new_frame, faults)
+        node = Ccm(port, profile, output, settings.controller.pi, run.set_speed_kph, period, hold,
+                   settings.profile.speed_source, gears=gears, brake=None if commands else brake,
+                   driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network,
+                   preview=build_preview(settings, route), commands=commands)
     else:
         if controls is None:
             raise ValueError("a driver needs its controls")
@@ -171,19 +195,47 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     return Built(node, transmitter, injector)
 
 
+def _network(kind: NodeKind, port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],
+             new_frame: FrameFactory,
+             periodic: Mapping[int, Callable[[], bytes | None]] | None) -> NetworkPart | None:
+    """The node's J1939 part; the driver has none (it is a person's pedals, not an ECU)."""
+    if kind is NodeKind.DRIVER:
+        return None
+    return build_network(kind.name, port, profile, kind.sends(profile), kind.input_spn, settings.j1939,
+                         faults, settings.run.resolved_period_s, new_frame, periodic)
+
+
+def _engine_part(port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],
+                 new_frame: FrameFactory, periodic: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
+    """The engine's part in the powertrain network, whose speed message is a J1939 one (checked)."""
+    part = _network(NodeKind.ECU, port, profile, settings, faults, new_frame, periodic)
+    if part is None:
+        raise ConfigError("--network powertrain needs the speed message to be a J1939 parameter group")
+    return part
+
+
+def _class6_model(settings: Settings) -> Class6Model:
+    """The class6 truck with the settings' payload."""
+    return Class6Model(dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg
+                                           + settings.vehicle.payload_kg))
+
+
 def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route: GradeProfile | Terrain,
-         plant: Plant | None, network: NetworkPart | None, engine: EngineFrames | None) -> Ecu:
-    """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames."""
+         plant: Plant | None, network: NetworkPart | None, engine: EngineFrames | None,
+         powertrain: Powertrain | None) -> Ecu:
+    """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames
+    (or, with ``--network powertrain``, the other hosted nodes, whose model is the truck's)."""
     run = settings.run
     v = settings.vehicle
     period = run.resolved_period_s
     hold = hold_ticks(run.input_timeout_s(run.app_timeout_s), period)
     vehicle: Vehicle
     if drives_class6(route, v.preset):
-        params = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + v.payload_kg)
-        vehicle = Class6Vehicle(Class6Model(params), route, v.wheelbase_m, run.initial_speed_kph, period)
+        model = _class6_model(settings) if powertrain is None else powertrain.model
+        vehicle = Class6Vehicle(model, route, v.wheelbase_m, run.initial_speed_kph, period)
         return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
-                   brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network)
+                   brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network,
+                   powertrain=powertrain)
     truck = TruckModel(settings.truck) if plant is None else plant
     vehicle = TestbedVehicle(truck, testbed_route(route, v.wheelbase_m), run.initial_speed_kph, period,
                              pure=plant is None)
@@ -208,6 +260,24 @@ def _ccm_extras(port: Port, profile: Profile, settings: Settings, new_frame: Fra
     output = (None if brake is None else
               (brake, Transmitter(port, _own(brake, settings), brake.is_extended_id, new_frame)))
     return gears, output
+
+
+def _ccm_commands(port: Port, profile: Profile, settings: Settings, new_frame: FrameFactory,
+                  faults: tuple[Fault, ...]) -> Commands | None:
+    """With ``[ccm] command = tsc1``: TSC1 and XBR from the CCM's address, each from the loop
+    (a counter changes every frame, which the kernel's timer cannot do); else None."""
+    if settings.ccm.command != "tsc1":
+        return None
+    if faults:
+        raise ConfigError(f"faults ({describe(faults)}) act on the CCM's APP frames, and with --command "
+                          "tsc1 it sends none: leave out --fault/--scenario, or use --command app")
+    tsc1, xbr = command_codecs(profile.database, source_address_of(_own(profile.app, settings)))
+    try:
+        return Commands(tsc1, Transmitter(port, tsc1.frame_id, tsc1.is_extended_id, new_frame),
+                        xbr, Transmitter(port, xbr.frame_id, xbr.is_extended_id, new_frame),
+                        settings.run.resolved_period_s)
+    except ValueError as exc:
+        raise ConfigError(f"--command tsc1: {exc}; give a --period of 1 s or less") from None
 
 
 def spn_codec(profile: Profile, spn: int) -> RoleCodec | None:

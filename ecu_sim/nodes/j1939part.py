@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import fields
-from typing import Final
+from typing import Any, Final
 
 import can
 
@@ -143,6 +143,31 @@ class NetworkPart:
                  if edge is not None and edge > tick]
         return min([self.network.quiet_until, *edges])
 
+    def switch_dtc(self, dtc: Dtc, on: bool, tick: int) -> bool:
+        """A ``dtc`` fault turned on or off from ``tick`` on while the node runs (``--web``): a
+        window like a scheduled one, so the layer ticks it the same way. False: it was not off
+        (on) or not on (off), and nothing changed."""
+        windows = self._dtc_windows
+        open_at = [i for i, (known, _, end) in enumerate(windows) if known == dtc and end is None]
+        if on == bool(open_at):
+            return False
+        if on:
+            windows.append((dtc, tick, None))
+        else:
+            index = open_at[0]
+            windows[index] = (dtc, windows[index][1], tick)
+        self.due_from = 0
+        return True
+
+    def active_dtcs(self) -> list[tuple[Dtc, int]]:
+        """The active DTCs with their occurrence counts, as DM1 sends them."""
+        return self.network.dtcs.active()
+
+    def broadcast(self, pgn: int, payload: bytes) -> None:
+        """A message of the node's over eight bytes to everyone, by BAM from the part's next tick."""
+        self.network.broadcast(pgn, payload)
+        self.due_from = 0
+
     def status_text(self) -> str:
         return self.network.status_text()
 
@@ -160,22 +185,43 @@ def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, inp
               **{f.name: getattr(settings, f.name) for f in fields(settings)
                  if getattr(settings, f.name) is not None}}
     address = int(values.get("address", source_address_of(sends.frame_id)))
+    part: NetworkPart
+    requestable = {**(periodic or {}), pgn_of(sends.frame_id): lambda: part.latest}
+    windows = [(Dtc(*f.dtc), ticks_in(f.start_s, period_s),
+                None if f.end_s is None else ticks_in(f.end_s, period_s))
+               for f in faults if f.kind == DTC_KIND and f.dtc is not None]
+    part = _part(kind, address, values, profile, settings, port, new_frame, input_spn, windows, period_s,
+                 requestable)
+    return part
+
+
+def build_member(kind: str, function: int, address: int, port: Port, profile: Profile, nodes: list[str],
+                 settings: J1939Settings, period_s: float, new_frame: FrameFactory,
+                 periodic: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
+    """The part of a node the ECU hosts beside its own (``--network powertrain``): NAME and
+    address from the DBC's attributes of ``nodes`` (the node's), ``function`` by default;
+    ``[j1939]`` gives it only whether to claim and its identification strings."""
+    values: dict[str, Any] = {**node_attributes(profile.database, nodes)}
+    if settings.address_claim is not None:
+        values["address_claim"] = settings.address_claim
+    values.setdefault("function", function)
+    values["address"] = address
+    return _part(kind, address, values, profile, settings, port, new_frame, 0, [], period_s, dict(periodic))
+
+
+def _part(kind: str, address: int, values: Mapping[str, Any], profile: Profile, settings: J1939Settings,
+          port: Port, new_frame: FrameFactory, input_spn: int, windows: list[tuple[Dtc, int, int | None]],
+          period_s: float, requestable: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
     defaults = _name_defaults(kind, address)
     fields_of_name = {key: int(values.get(key, default)) for key, default in defaults.items()}
     capable = bool(fields_of_name.pop("arbitrary_address_capable"))
     name = Name(**fields_of_name, arbitrary_address_capable=capable)
     claim = values.get("address_claim", profile.name not in _QUIET_PROFILES)
     config = NetworkConfig(name, address, bool(claim), _identification(kind, settings))
-    part: NetworkPart
-    requestable = {**(periodic or {}), pgn_of(sends.frame_id): lambda: part.latest}
     network = J1939Network(config, period_s, requestable)
-    windows = [(Dtc(*f.dtc), ticks_in(f.start_s, period_s),
-                None if f.end_s is None else ticks_in(f.end_s, period_s))
-               for f in faults if f.kind == DTC_KIND and f.dtc is not None]
-    part = NetworkPart(network, port, new_frame, input_spn, windows)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
-             "on" if claim else "off")
-    return part
+              "on" if claim else "off")
+    return NetworkPart(network, port, new_frame, input_spn, windows)
 
 
 def _name_defaults(kind: str, address: int) -> dict[str, int]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
+from ecu_sim.nodes import powertrain_nodes
 from ecu_sim.runs import routes
-from ecu_sim.settings.model import Settings, locate
+from ecu_sim.settings.model import POWERTRAIN, Settings, locate
 from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule
 
@@ -28,6 +29,8 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
     """
     p = settings.profile
     profile = Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
+    if settings.j1939.network == POWERTRAIN:
+        settings = powertrain_settings(settings, profile)
     if settings.run.period_s is None:
         codec = profile.app if period_of == "app" else profile.speed
         cycle_ms = codec.message.cycle_time
@@ -43,6 +46,41 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
     return settings, profile
 
 
+def powertrain_settings(settings: Settings, profile: Profile) -> Settings:
+    """``--network powertrain`` checked against the vehicle and the DBC, with its base tick (10 ms
+    unless ``--period`` says otherwise) and the APP timeout of the single node (three of the
+    speed message's cycles), since APP still comes at the CCM's rate, not the base tick's."""
+    origin = settings.origins.get("j1939.network", "given")
+    if settings.vehicle.preset != "class6" or not profile.speed.is_j1939:
+        raise ConfigError(
+            f"--network powertrain ({origin}) hosts the class6 truck's engine, transmission, brakes "
+            f"and retarder as J1939 nodes, so it needs --vehicle class6 (got {settings.vehicle.preset}) "
+            f"and a J1939 profile such as --profile j1939 (got {profile.name}); add both, or drop "
+            "--network powertrain")
+    missing = powertrain_nodes.missing(profile.database)
+    if missing:
+        raise ConfigError(
+            f"--network powertrain ({origin}): {profile.dbc_path} has no node with "
+            f"NmStationAddress {missing} sending messages; use --profile j1939, or add the nodes")
+    run = settings.run
+    origins = dict(settings.origins)
+    classic = cycle_s(profile.speed)
+    if run.period_s is None:
+        run = dataclasses.replace(run, period_s=powertrain_nodes.BASE_TICK_S)
+        origins["run.period_s"] = f"the 10 ms base tick of --network powertrain ({origin})"
+    if run.app_timeout_s is None:
+        run = dataclasses.replace(run, app_timeout_s=3 * classic)
+        origins["run.app_timeout_s"] = (f"three cycles of {profile.speed.message_name} "
+                                        "(--network powertrain)")
+    return dataclasses.replace(settings, run=run, origins=origins)
+
+
+def cycle_s(codec: RoleCodec) -> float:
+    """The cycle time of ``codec``'s message in seconds, the default period when it has none."""
+    cycle_ms = codec.message.cycle_time
+    return cycle_ms / 1000.0 if cycle_ms else DEFAULT_PERIOD_S
+
+
 def load_vehicle_route(settings: Settings) -> GradeSchedule | Road:
     """The ECU's road as its vehicle drives it: the ``class6`` truck always a road of elevations,
     the ``testbed`` truck one only for a route that is a road (elevations, GPX, appendix D), else
@@ -51,6 +89,14 @@ def load_vehicle_route(settings: Settings) -> GradeSchedule | Road:
     if settings.vehicle.preset != "testbed" or (name is not None and routes.is_road(name)):
         return routes.load_road(settings)
     return load_route(settings)
+
+
+def load_ccm_road(settings: Settings) -> Road | None:
+    """The road a predictive CCM previews: the route the ECU drives (``--route``, ``--grade``), read
+    as a road of heights whatever the truck; None for the PI controller, which needs no road."""
+    if settings.controller.predictive is None:
+        return None
+    return routes.load_road(settings)
 
 
 def load_route(settings: Settings) -> GradeSchedule:

@@ -19,6 +19,7 @@ a running simulation.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ from ecu_sim.bus.inprocess import InProcessLink, new_frame
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
 from ecu_sim.codec.profile import Profile
+from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import FaultSchedule
@@ -42,12 +44,13 @@ from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.pedal import ConstantPedal
 from ecu_sim.runs import viewers
-from ecu_sim.runs.prepare import load_vehicle_route, prepare
+from ecu_sim.runs.prepare import cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import LoopStats, Node, TickLoop, TickObserver
+from ecu_sim.runtime.slower import EveryKTicks, every_base_ticks
 from ecu_sim.runtime.ticks import ticks_in
-from ecu_sim.settings.model import Settings
+from ecu_sim.settings.model import POWERTRAIN, Settings
 
 #: how long a simulation runs when the settings give no duration
 DEFAULT_DURATION_S = 3600.0
@@ -101,11 +104,12 @@ class Simulation:
             nodes: list[Node] = [self.ecu]
             watched: list[tuple[str, Ecu | Ccm]] = [("ecu", self.ecu)]
             if driver.kind == "ccm":
-                ccm = build_node(NodeKind.CCM, port(profile.app.frame_id), profile, settings,
-                                 new_frame=frame).node
+                ccm_settings = own_period(settings, profile)
+                ccm = build_node(NodeKind.CCM, port(profile.app.frame_id), profile, ccm_settings,
+                                 route=load_ccm_road(settings), new_frame=frame).node
                 assert isinstance(ccm, Ccm)
                 self.ccm = ccm
-                nodes.append(ccm)
+                nodes.append(slower(ccm, ccm_settings, settings))
                 watched.append(("ccm", ccm))
             elif driver.kind == "pedal":
                 app = profile.app
@@ -155,6 +159,27 @@ class Simulation:
     def run(self) -> None:
         """Run the settings' duration (default one hour): ticks 0 .. N - 1 of N whole periods."""
         self.loop.run(self.ticks)
+
+
+def own_period(settings: Settings, profile: Profile) -> Settings:
+    """A node's settings beside an ECU at the powertrain's base tick: the period a node of the
+    single network would have, the DBC's cycle time of the speed message (the CCM's period)."""
+    if settings.j1939.network != POWERTRAIN:
+        return settings
+    run = dataclasses.replace(settings.run, period_s=cycle_s(profile.speed))
+    return dataclasses.replace(settings, run=run)
+
+
+def slower(node: Node, own: Settings, settings: Settings) -> Node:
+    """``node`` as it runs in the loop of ``settings``' period: every k-th tick when its own
+    settings have a longer period (the CCM beside the powertrain)."""
+    period, base = own.run.resolved_period_s, settings.run.resolved_period_s
+    if period == base:
+        return node
+    try:
+        return EveryKTicks(node, every_base_ticks(period, base))
+    except ValueError as exc:
+        raise ConfigError(f"{exc}: give --period a whole fraction of {period:g} s") from None
 
 
 def _fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecu_sim.control.pi import PiParams
+from ecu_sim.control.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
 from ecu_sim.vehicle.drive import PRESETS
@@ -27,6 +27,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 TX_MODES = ("auto", "kernel", "user")
 #: python-can writers whose files python-can reads back with every flag the nodes look at
 RECORD_FORMATS = (".log", ".asc", ".blf")
+#: ``[j1939] network``: the ECU as one J1939 node, or the powertrain as four
+NETWORKS = ("single", "powertrain")
+POWERTRAIN = "powertrain"
 #: MCAP: written by ecu_sim.io.mcap_format (the ``mcap`` extra), tick journal inside, one file
 MCAP_FORMAT = ".mcap"
 
@@ -72,6 +75,10 @@ class RunSettings:
     lock_memory: bool = False
     #: no: frames of the last hundredth of a period wait a tick rather than delay the send
     drain_at_deadline: bool = True
+    #: ``HOST:PORT`` or ``PORT`` (host 127.0.0.1): serve the node's page there (ecu_sim.web.wiring)
+    web: str | None = None
+    #: on a non-loopback address, the page's plots and state need the token too, not only controls
+    web_read_needs_token: bool = False
 
     @property
     def resolved_period_s(self) -> float:
@@ -278,11 +285,30 @@ class J1939Settings:
     component_id: str | None = None
     software_id: str | None = None
     ecu_id: str | None = None
+    #: single: the ECU is one J1939 node; powertrain: engine, transmission, brakes and retarder,
+    #: each its own node, at a 10 ms base tick (class6 on the j1939 profile only; docs/j1939.md)
+    network: str = "single"
+    #: source addresses whose TSC1 the engine and the retarder accept; empty: any
+    tsc1_sources: tuple[str, ...] = ()
+
+    def accepted_tsc1_sources(self) -> frozenset[int] | None:
+        """The addresses ``tsc1_sources`` names, None for any (checked by :meth:`problems`)."""
+        return frozenset(int(a, 0) for a in self.tsc1_sources) if self.tsc1_sources else None
 
     def problems(self) -> list[str]:
         found = []
         if self.address is not None and not 0 <= self.address <= 253:
             found.append(f"address must be 0..253 (got {self.address})")
+        if self.network not in NETWORKS:
+            found.append(f"network must be {_one_of(NETWORKS)} (got {self.network!r})")
+        for text in self.tsc1_sources:
+            try:
+                valid = 0 <= int(text, 0) <= 253
+            except ValueError:
+                valid = False
+            if not valid:
+                found.append(f"tsc1_sources must list J1939 source addresses 0..253, decimal or 0x hex "
+                             f"(got {text!r})")
         for key in ("component_id", "software_id", "ecu_id"):
             text = getattr(self, key)
             if text is not None and not text.isascii():
@@ -290,18 +316,38 @@ class J1939Settings:
         return found
 
 
+#: ``[ccm] command``: how the CCM commands the truck, the pedal (APP and EBC1) or TSC1 and XBR
+CCM_COMMANDS = ("app", "tsc1")
+
+
+@dataclass(frozen=True)
+class CcmSettings:
+    """How the cruise control module commands the truck (ecu_sim.nodes.commands)."""
+
+    #: app: the accelerator pedal (EEC2) and the brake pedal (EBC1); tsc1: TSC1 to the engine and
+    #: XBR to the brakes, as a production longitudinal controller does
+    command: str = "app"
+
+    def problems(self) -> list[str]:
+        if self.command not in CCM_COMMANDS:
+            return [f"command must be {_one_of(CCM_COMMANDS)} (got {self.command!r}): app presses the "
+                    "pedals, tsc1 sends TSC1 to the engine and XBR to the brakes"]
+        return []
+
+
 @dataclass(frozen=True)
 class Settings:
     profile: ProfileSettings = field(default_factory=ProfileSettings)
     truck: TruckParams = field(default_factory=TruckParams)
     vehicle: VehicleSettings = field(default_factory=VehicleSettings)
-    controller: PiParams = field(default_factory=PiParams)
+    controller: ControllerSettings = field(default_factory=ControllerSettings)
     run: RunSettings = field(default_factory=RunSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     record: RecordSettings = field(default_factory=RecordSettings)
     stream: StreamSettings = field(default_factory=StreamSettings)
     driver: DriverSettings = field(default_factory=DriverSettings)
     j1939: J1939Settings = field(default_factory=J1939Settings)
+    ccm: CcmSettings = field(default_factory=CcmSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -314,13 +360,14 @@ SECTIONS: dict[str, type[Any]] = {
     "profile": ProfileSettings,
     "truck": TruckParams,
     "vehicle": VehicleSettings,
-    "controller": PiParams,
+    "controller": ControllerSettings,
     "run": RunSettings,
     "faults": FaultSettings,
     "record": RecordSettings,
     "stream": StreamSettings,
     "driver": DriverSettings,
     "j1939": J1939Settings,
+    "ccm": CcmSettings,
 }
 BUS_SECTION = "bus"
 

@@ -1,0 +1,209 @@
+"""The powertrain network on the ECU's port: the nodes beside the engine, their messages, their ticks.
+
+With ``--network powertrain`` the ECU hosts four J1939 nodes (:mod:`ecu_sim.nodes.powertrain_nodes`).
+The engine's network part is the ECU's own; the transmission's, the brakes' and the retarder's
+are kept here. Each sees every frame the port receives (a part keeps what is addressed to it or
+to everyone), answers requests for its own PGNs, claims its address and sends its DM1. Each
+message goes out from its sender's address, on the ticks of its ``GenMsgCycleTime``, and only
+while that node's claim stands.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import can
+from cantools.database.can import Message
+
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
+from ecu_sim.codec.nm import node_attributes
+from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.j1939.frames import SINGLE_FRAME
+from ecu_sim.j1939.ids import from_source, pgn_of
+from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
+from ecu_sim.nodes.j1939part import NetworkPart, build_member
+from ecu_sim.nodes.powertrain_nodes import SPN_FIELDS, Member, Readings, members
+from ecu_sim.settings.model import Settings
+from ecu_sim.vehicle.class6 import Class6Model, Class6State
+
+_RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
+_NA = math.nan
+#: SPN 899 engine torque modes (J1939-71)
+MODE_LOW_IDLE = 0
+MODE_PEDAL = 1
+MODE_CRUISE = 2
+
+
+class Powertrain:
+    """The transmission's, brakes' and retarder's parts, and every powertrain message."""
+
+    def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
+                 frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
+                 model: Class6Model, cruise_address: int | None) -> None:
+        """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
+        own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
+        control's APP comes from (cruise active while it drives)."""
+        self.port = port
+        self.engine = engine
+        self.others = dict(others)
+        self.parts = {"engine": engine, **self.others}
+        self.frames = frames
+        self.ccvs = ccvs
+        self.role_every = role_every
+        self.model = model
+        self._cruise_address = cruise_address
+        self._receivers = tuple(part.receive for part in self.others.values())
+        p = model.params
+        engine_model = model.engine
+        self._reference = engine_model.reference_nm
+        self._idle_torque_pct = engine_model.full.at(p.idle_rpm) * 100.0 / self._reference
+        self._output_rpm_per_mps = p.axle_ratio / p.tire_radius_m * _RPM_PER_RAD_S
+        self._brake_limit = -p.max_brake_decel_g * p.gravity_mps2
+        self.readings: Readings | None = None
+
+    def receive(self, msg: can.Message) -> None:
+        """A frame for the hosted nodes besides the engine: their network layers keep what is theirs."""
+        if msg.is_extended_id:
+            for receive in self._receivers:
+                receive(msg)
+
+    def measure(self, state: Class6State, app_pct: float, app_source: int | None,
+                brake_pct: float) -> Readings:
+        """The tick's readings from the truck's state and the demands it drove with."""
+        p = self.model.params
+        engine = self.model.engine
+        scale = 100.0 / self._reference
+        rpm = state.engine_rpm
+        shifting = state.gear != state.selected
+        cruise = app_source is not None and app_source == self._cruise_address
+        driving = app_pct > 0.0
+        mode = (MODE_CRUISE if cruise else MODE_PEDAL) if driving else MODE_LOW_IDLE
+        own = self.engine.network.address
+        controller = float(app_source) if driving and app_source is not None else float(own)
+        full = engine.full.at(rpm)
+        load = max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0
+        output_rpm = state.speed_mps * self._output_rpm_per_mps
+        ratio = p.gear_ratios[state.gear - 1]
+        lockup = state.gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm
+        braking = 1.0 if brake_pct > 0.0 else 0.0
+        readings = Readings(
+            gear=state.gear, selected=state.selected, engine_rpm=rpm, engine_pct=state.engine_nm * scale,
+            demand_pct=state.demand_nm * scale, torque_mode=mode, controlling_address=controller,
+            engine_demand_pct=state.engine_nm * scale, app_pct=app_pct, load_pct=load,
+            friction_pct=-engine.motoring.at(rpm) * scale, reference_nm=self._reference,
+            idle_rpm=p.idle_rpm, idle_torque_pct=self._idle_torque_pct, high_idle_rpm=p.governed_rpm,
+            cruise_active=1.0 if cruise else 0.0, cruise_enable=1.0 if cruise else 0.0,
+            brake_switch=braking, clutch_switch=0.0, set_speed_kph=_NA,
+            cruise_state=1.0 if cruise else 0.0, parking_brake=0.0,
+            output_shaft_rpm=output_rpm, input_shaft_rpm=output_rpm * ratio,
+            shift_in_process=1.0 if shifting else 0.0, lockup_engaged=1.0 if lockup else 0.0,
+            driveline_engaged=0.0 if shifting else 1.0, gear_ratio=ratio,
+            brake_pedal_pct=brake_pct, ebs_brake_switch=braking, front_axle_kph=state.speed_kph,
+            relative_speed_kph=0.0, xbr_state=0.0, xbr_mode=0.0, xbr_limit_mps2=self._brake_limit,
+            retarder_pct=0.0, retarder_mode=0.0, retarder_intended_pct=0.0, retarder_controller=_NA)
+        self.readings = readings
+        return readings
+
+    def role_payload(self, data: bytes, readings: Readings) -> bytes:
+        """The ECU's own frame (the speed) with the rest of its message's fields filled in."""
+        ccvs = self.ccvs
+        if ccvs is None:
+            return data
+        rest = ccvs.payload(readings)
+        return (int.from_bytes(data, "little") & int.from_bytes(rest, "little")).to_bytes(len(data), "little")
+
+    def send(self, tick: int, deadline: float, readings: Readings) -> None:
+        """Every message due at ``tick``, each from its node while that node's claim stands."""
+        self.frames.send(tick, deadline, readings)
+
+    def finish(self, tick: int, transmit: bool) -> None:
+        """The other nodes' network layers tick (the engine's ticks with the ECU): skipped as the
+        ECU skips its own, while nothing is due and the port has no new alert."""
+        if not transmit:
+            return
+        alerts = self.port.alerts
+        for part in self.others.values():
+            if tick >= part.due_from or alerts != part.alerts_seen:
+                part.tick(tick, False, False)
+
+    def status_text(self) -> str:
+        return " | ".join(f"{role} {part.status_text()}" for role, part in self.others.items())
+
+
+class TransportOutput:
+    """A message over eight bytes (EC1) goes by BAM through its node's network layer."""
+
+    def __init__(self, part: NetworkPart, pgn: int) -> None:
+        self._part = part
+        self._pgn = pgn
+
+    def send(self, tick: int, deadline: float, data: bytes) -> None:
+        self._part.broadcast(self._pgn, data)
+
+
+def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, Message, int]]:
+    """Each message a hosted node sends (but the ECU's own speed message), with its node and
+    the identifier it goes out with: from the node's address (the engine's: ``--address`` when
+    given)."""
+    found = []
+    by_node = {member.node: member for member in members(profile.database).values()}
+    speed_id = profile.speed.frame_id
+    engine_address = settings.j1939.address
+    for message, _ in find_messages(profile.database, profile.speed.is_j1939, SPN_FIELDS, list(by_node)):
+        if message.frame_id == speed_id:
+            continue
+        # a message of two senders (ETC2: engine and transmission) is its last hosted one's: the
+        # first keeps the single node's address, the owner sends it in the powertrain
+        member = [by_node[name] for name in message.senders if name in by_node][-1]
+        address = engine_address if member.role == "engine" and engine_address is not None else member.address
+        frame_id = from_source(message.frame_id, address) if message.is_extended_frame else message.frame_id
+        found.append((member, message, frame_id))
+    return found
+
+
+def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Class6Model,
+                     engine: Callable[[Mapping[int, Callable[[], bytes | None]]], NetworkPart],
+                     new_frame: FrameFactory) -> Powertrain:
+    """The powertrain on ``port``: ``engine`` builds the engine's part (the ECU's own) from its
+    requestable PGNs; the other nodes' parts, every message with its output and gate, here."""
+    period = settings.run.resolved_period_s
+    is_j1939 = profile.speed.is_j1939
+    hosted = members(profile.database)
+    messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
+    long_ones: list[tuple[EngineMessage, str]] = []
+    for member, message, frame_id in hosted_messages(profile, settings):
+        codecs = [(RoleCodec(message, s, is_j1939=is_j1939), s.spn) for s in message.signals
+                  if s.spn in SPN_FIELDS]
+        output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
+        built = EngineMessage(message, codecs, every_ticks(message, period), output, SPN_FIELDS)
+        messages[member.role].append(built)
+        if message.length > SINGLE_FRAME:
+            long_ones.append((built, member.role))
+
+    def requestable(role: str) -> dict[int, Callable[[], bytes | None]]:
+        return {pgn_of(m.message.frame_id): m.latest for m in messages[role]}
+
+    parts = {"engine": engine(requestable("engine"))}
+    for role, member in hosted.items():
+        if role != "engine":
+            parts[role] = build_member(role.upper(), member.part.function, member.address, port, profile,
+                                       [member.node], settings.j1939, period, new_frame, requestable(role))
+    for role, built_messages in messages.items():
+        for m in built_messages:
+            m.gate = parts[role]
+    for m, role in long_ones:
+        m.output = TransportOutput(parts[role], pgn_of(m.message.frame_id))
+    speed = profile.speed
+    ccvs_codecs = [(RoleCodec(speed.message, s, is_j1939=is_j1939), s.spn) for s in speed.message.signals
+                   if s.spn in SPN_FIELDS]
+    ccvs = (EngineMessage(speed.message, ccvs_codecs, 1, Transmitter(port, speed.frame_id, True, new_frame),
+                          SPN_FIELDS) if ccvs_codecs else None)
+    app_senders = list(profile.app.message.senders or [])
+    cruise = node_attributes(profile.database, app_senders).get("address")
+    all_messages = [m for ms in messages.values() for m in ms]
+    others = {role: part for role, part in parts.items() if role != "engine"}
+    return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
+                      every_ticks(speed.message, period), model, cruise)
