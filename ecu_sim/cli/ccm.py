@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.timeout_options(parser, "speed")
     common.add_fault_and_record_options(parser)
     common.add_stream_option(parser)
+    common.add_web_option(parser)
     common.add_realtime_options(parser)
 
 

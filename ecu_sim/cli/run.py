@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                help="step an external truck (a simulator behind the fixed-format co-simulation "
                     "encoding, docs/cosim.md) every tick instead of the built-in model")
     common.add_stream_option(parser)
+    common.add_web_option(parser)
     common.add_realtime_options(parser)
 
 

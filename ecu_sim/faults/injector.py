@@ -10,6 +10,7 @@ each frame a fault changes is logged at debug level. How faults are written: ecu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import random
@@ -103,6 +104,11 @@ class FaultInjector:
         #: frames each kind of fault changed or withheld
         self.injected: Counter[str] = Counter()
 
+    @property
+    def codec(self) -> RoleCodec:
+        """The signal the faults act on."""
+        return self._codec
+
     def send(self, tick: int, deadline: float, data: bytes) -> None:
         active = self._active(tick)
         payload: bytes | None = data
@@ -124,6 +130,34 @@ class FaultInjector:
             self._hit(window, tick)
         if payload is not None:
             self._output.send(tick, deadline, payload)
+
+    def switch(self, fault: Fault, on: bool, tick: int) -> bool:
+        """``fault`` (without a window) turned on or off from ``tick`` on while the node runs
+        (``--web``): a window from that tick, drawing from the schedule's one generator, so a
+        replay that switches it at the same tick repeats it. False: it was not off (on) or not on
+        (off), and nothing changed."""
+        open_at = [w for w in self._windows if (w.fault.kind, w.fault.value) == (fault.kind, fault.value)
+                   and w.end == math.inf and w.start <= tick]
+        if on == bool(open_at):
+            return False
+        if not on:
+            open_at[0].end = tick
+            return True
+        window = _Window(dataclasses.replace(fault, start_s=tick * self._period_s), self._period_s)
+        window.start = tick
+        if fault.kind == "not_available" and not self._not_available:
+            self._not_available = not_available_payload(self._codec)
+        if fault.kind == "error" and not self._error:
+            self._error = error_indicator_payload(self._codec)
+        if fault.kind == "delay":
+            longest = max(window.ticks, 0 if self._history is None else (self._history.maxlen or 1) - 1)
+            self._history = deque(self._history or (), maxlen=longest + 1)
+        self._windows = sorted([*self._windows, window], key=lambda w: _ORDER[w.fault.kind])
+        return True
+
+    def acting(self) -> list[str]:
+        """The faults acting on the frames now, as written without their windows."""
+        return [str(dataclasses.replace(w.fault, start_s=0.0, end_s=None)) for w in self._windows if w.active]
 
     def _hit(self, window: _Window, tick: int) -> None:
         window.hits += 1

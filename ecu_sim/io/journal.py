@@ -12,6 +12,9 @@ it in ``FILE.ticks``:
   ``s`` for a tick the loop ran without sending (it was overdue), ``f`` for a frame the node
   handed to the port that never reached the bus (bus down, send error);
 - ``part NAME`` for each file a size-limited recording's rotation closed, in order;
+- ``control JSON`` for each control a person applied while the node ran (``--web``: a set speed,
+  cruise, a pedal override, a fault switched): it acted at the boundary after the tick line
+  before it, so a replay applies it before the next tick (:mod:`ecu_sim.runs.controls`);
 - last, written when the run stops: ``end RX``, the frames received after the last tick (an echo
   of its frame, say), which the log holds but no tick used. A journal without it is that of a
   run killed before it could stop.
@@ -35,10 +38,11 @@ from ecu_sim.settings.model import RECORD_FORMATS
 SUFFIX = ".ticks"
 FORMAT = "ecu-sim tick journal"
 #: 2: received frames always marked received, and the ``end RX`` line; 3: the node's own frame
-#: once, as sent, when the bus carried it (its echo is not counted as received)
-VERSION = 3
+#: once, as sent, when the bus carried it (its echo is not counted as received);
+#: 4: ``control JSON`` lines, the controls applied between two ticks
+VERSION = 4
 #: versions this module reads
-READABLE_VERSIONS = (1, 2, VERSION)
+READABLE_VERSIONS = (1, 2, 3, VERSION)
 
 
 def journal_path(record_path: str) -> str:
@@ -72,6 +76,11 @@ class Journal:
     #: frames received after the last tick (the ``end`` line); None: a run killed before it
     #: could stop, or a journal of version 1, which has no such line
     trailing: int | None = None
+    #: tick index -> the controls applied right before that tick, in the order they were applied
+    controls: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+CONTROL = "control "
 
 
 class JournalWriter:
@@ -101,6 +110,10 @@ class JournalWriter:
         flags = ("s" if skipped else "") + ("f" if failed else "")
         self._pending.append(f"{rx} {tx} {flags}\n" if flags else f"{rx} {tx}\n")
 
+    def control(self, record: dict[str, Any]) -> None:
+        """A control applied after the newest tick line, before the next tick."""
+        self._pending.append(CONTROL + json.dumps(record, separators=(",", ":"), sort_keys=True) + "\n")
+
     def unsent(self, count: int) -> None:
         """The newest tick's last ``count`` frames never reached the bus: not sent, flag ``f``."""
         index = max(i for i, line in enumerate(self._pending) if line[0].isdigit())
@@ -117,7 +130,11 @@ class JournalWriter:
     def flush(self, keep: int = 0) -> None:
         """Hand the held lines but the last ``keep`` (whose frames the log still lacks) to the
         operating system, which is what survives a killed process; a power cut needs a sync."""
-        lines = self._pending[:len(self._pending) - keep]
+        cut = len(self._pending)
+        while keep and cut:  # the last ``keep`` tick lines and the control lines after them
+            cut -= 1
+            keep -= self._pending[cut][0].isdigit()
+        lines = self._pending[:cut]
         if lines:
             self._file.write("".join(lines))
             del self._pending[:len(lines)]
@@ -201,6 +218,15 @@ def _line(journal: Journal, path: str, number: int, line: str) -> None:
         return
     if line.startswith("part "):
         journal.parts.append(line[5:])
+        return
+    if line.startswith(CONTROL):
+        try:
+            record = json.loads(line[len(CONTROL):])
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{where}: expected 'control {{JSON object}}', got {line!r}")
+        journal.controls.setdefault(len(journal.ticks), []).append(record)
         return
     fields = line.split()
     try:

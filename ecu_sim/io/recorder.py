@@ -173,6 +173,16 @@ class Recorder:
         if self._ticks % self._flush_every == 0:
             self._write(self._flush)
 
+    def control(self, record: dict[str, Any]) -> None:
+        """A control applied after the latest tick (ecu_sim.runs.controls), into the journal."""
+        self._journal.control(record)
+
+    def flush_now(self) -> tuple[int, int]:
+        """Flush the log and the journal now; their sizes then, a prefix that replays as a
+        recording cut at its last flushed tick (the files only grow: no rotation, not BLF)."""
+        self._write(self._flush)
+        return os.path.getsize(self.path), os.path.getsize(self._journal.path)
+
     def _settle(self, before_tick: int | None) -> None:
         """Frames of earlier ticks (all with None) whose echo did not come; the journal's newest
         line, still held, stops counting those that never were on the bus."""

@@ -13,7 +13,7 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import can
@@ -47,6 +47,8 @@ class Recording:
     trailing: int | None = None
     #: where :meth:`frames` is: the file and the number of the frame it yielded last
     at: tuple[str, int] = ("", 0)
+    #: tick index -> the controls a person applied right before it (the journal's control lines)
+    controls: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -102,7 +104,7 @@ def load(path: str) -> Recording:
     for name in files:
         if not os.path.isfile(name):
             raise ConfigError(f"the recording {path} lacks its log file {name}")
-    return Recording(path, read.head, read.ticks, files, read.trailing)
+    return Recording(path, read.head, read.ticks, files, read.trailing, controls=read.controls)
 
 
 def settings_of(recording: Recording, dbc: str | None = None) -> Settings:

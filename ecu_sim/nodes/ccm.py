@@ -80,6 +80,8 @@ class Ccm(InputNode):
         self.engaged = True
         #: the driver's pedal is above the controller's demand while cruise is on
         self.override = False
+        #: a pedal pressed from the node's page (``--web``), a driver's pedal like the one on the bus
+        self.pedal_override_pct: float | None = None
 
     @property
     def cruise_active(self) -> bool:
@@ -114,6 +116,8 @@ class Ccm(InputNode):
         if view is not NO_DRIVER:  # without a driver nothing engages or releases cruise
             self.engaged = engaged_after(self.engaged, view, speed is not None)
         pedal = view.pedal_pct
+        if self.pedal_override_pct is not None:
+            pedal = max(pedal, self.pedal_override_pct)
         cruise_app = 0.0
         if speed is None or not self.engaged:
             self.pi_state = PiState()

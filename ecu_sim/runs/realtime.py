@@ -60,8 +60,6 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
                     "not act", fault, fault.start_s, settings.run.duration_s)
     options = bus_options.resolve_bus_options(args, settings.bus)
-    if settings.record.file is not None:
-        options = hear_own_frames(options)
     plant_at = None
     if settings.run.plant is not None and kind is NodeKind.ECU:
         plant_at = parse_plant(settings.run.plant, settings.origins.get("run.plant", "given"))
@@ -71,6 +69,11 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     probe_path = getattr(args, "tick_probe", None)
     probe = None if probe_path is None else TickProbe()
     with ExitStack() as stack:
+        if settings.run.web is not None:  # the page records the session from tick 0 to download it
+            from ecu_sim.web.wiring import session_settings
+            settings = session_settings(settings, stack)
+        if settings.record.file is not None:
+            options = hear_own_frames(options)
         controls = None if open_controls is None else stack.enter_context(open_controls(settings))
         first = tuned.bus_opener(lambda: _first_bus(options), probe)
         reopen = tuned.bus_opener(lambda: bus_options.open_bus(options), probe)
@@ -86,9 +89,11 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
-                           controls=controls)
+                           controls=controls, switchable_faults=settings.run.web is not None)
         stats = LoopStats()
-        view = _view(kind, built, profile, stats, settings) if mcap or settings.stream.target else None
+        web = settings.run.web is not None
+        view = (_view(kind, built, profile, stats, settings)
+                if mcap or settings.stream.target or web else None)
         if mcap and view is not None and settings.record.file is not None:
             recorder = viewers.mcap_recorder(stack, settings.record.file,
                                              _head(kind, settings, profile, route, schedule), profile, view)
@@ -99,6 +104,11 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         observers: list[TickObserver] = [] if recorder is None else [recorder]
         if view is not None:
             observers += viewers.stream(stack, settings.stream.target, lambda: view)
+        if web and view is not None:
+            from ecu_sim.web.wiring import serve
+            observers += serve(stack, kind, built, profile, settings, stats, view,
+                               _status_line(built, port, stats, plant), port.state_text,
+                               recorder if isinstance(recorder, Recorder) else None)
         between = tuned.collector(settings)
         loop = _loop(built, port, notifier, settings, stats,
                      [*observers, *([] if between is None else [between])], plant, probe)
@@ -149,18 +159,23 @@ def _loop(built: Built, port: Port, notifier: Notifier, settings: Settings, stat
           observers: list[TickObserver], plant: UdpPlant | None, probe: TickProbe | None) -> TickLoop:
     """The loop; the probe, when given, labels the clock and the node and hears of ticks first."""
     period = settings.run.resolved_period_s
-
-    def line() -> str:
-        text = f"{built.status_line()} | late {stats.late} | {port.state_text()}"
-        return text if plant is None else f"{text} | {plant.status_text()}"
-
     clock = tuned.clock(settings, probe)
     return TickLoop(clock, period, [tuned.node(built.node, clock, settings, probe)], stats=stats,
                     observers=[
         *([] if probe is None else [probe]),
-        StatusReporter(line, notifier, period, settings.run.status_interval_s),
+        StatusReporter(_status_line(built, port, stats, plant), notifier, period,
+                       settings.run.status_interval_s),
         *observers,
     ])
+
+
+def _status_line(built: Built, port: Port, stats: LoopStats, plant: UdpPlant | None) -> Callable[[], str]:
+    """The status line the log shows once a second, and the page with every tick."""
+    def line() -> str:
+        text = f"{built.status_line()} | late {stats.late} | {port.state_text()}"
+        return text if plant is None else f"{text} | {plant.status_text()}"
+
+    return line
 
 
 def _plant(stack: ExitStack, address: tuple[str, int], settings: Settings) -> UdpPlant:

@@ -9,6 +9,9 @@ changes only two things:
 - the clock is a :class:`ReplayClock`: virtual time that, where the journal says the real loop
   ran overdue ticks without sending, jumps just as far, so the same loop skips the same ticks.
 
+A recording of a session driven from the node's page (``--web``) holds the controls a person
+applied; a :class:`~ecu_sim.runs.controls.ControlDesk` applies them before the same ticks.
+
 Then every frame the node sends is compared with the recorded one of the same tick. Ticks whose
 frame never reached the bus in the recording (bus down, send error) cannot be compared and are
 counted. The first tick that differs is reported.
@@ -37,6 +40,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.runs.controls import ControlDesk
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runtime.clock import Inputs, VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
@@ -191,9 +195,12 @@ def replay(path: str, dbc: str | None = None,
         port.add_listener(bus)
         route = recording.route() or (load_vehicle_route(settings) if kind is NodeKind.ECU else None)
         built = build_node(kind, port, profile, settings, route=route,
-                           schedule=recording.schedule())
+                           schedule=recording.schedule(), switchable_faults=bool(recording.controls))
         bus.feed(0)
         observers: list[TickObserver] = [bus] if watch is None else [bus, watch(built.node)]
+        if recording.controls:  # a session driven from the node's page: its controls, at their ticks
+            observers.append(ControlDesk(built, replayed=recording.controls, speed=profile.speed,
+                                         period_s=period))
         TickLoop(clock, period, [built.node], observers=observers).run(max_ticks=len(recording.ticks))
         bus.finish()
     return _compare(kind.value, recording, bus, period)

@@ -1,0 +1,243 @@
+"""Controls a person applies while a node runs (its page, ``--web``), and their replay.
+
+A control is checked where it arrives (types, ranges, whether it applies to this node: a
+:class:`ControlError` says why not), then queued; the loop applies it at the next tick boundary,
+in :class:`ControlDesk`, a tick observer that comes after the recorder. So the node never sees a
+control in the middle of a tick, and the recording's tick journal holds each applied control
+right after the line of the tick before it (:mod:`ecu_sim.io.journal`). A replay feeds the
+journal's controls to a desk of its own, which applies them before the same tick: a session
+driven from a browser replays bit for bit like any other.
+
+The controls, one per request, as JSON:
+
+- ``{"set_speed_kph": 85}``: the CCM's set speed, within the DBC's range of the speed signal;
+- ``{"cruise": true}`` / ``false`` (or ``"on"`` / ``"off"``): the CCM's cruise control;
+- ``{"pedal_override": 40}`` / ``null``: a pedal of 0..100 %: the ECU drives on it instead of the
+  bus's APP, the CCM takes it as a driver's pedal (the higher demand wins); null releases it;
+- ``{"fault": "drop=0.5", "on": true}``: a fault of the ``--fault`` grammar, without a window,
+  switched on or off from the next tick;
+- ``{"record": "start"}`` / ``"stop"``: marks in the session recording (ecu_sim.web).
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ecu_sim.bus.kernel import KernelTransmitter
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.errors import ConfigError
+from ecu_sim.faults import injector
+from ecu_sim.faults.spec import DTC_KIND, Fault, parse_fault
+from ecu_sim.j1939.dm import Dtc
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built
+
+#: every control's name, in the order the page shows them
+NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record")
+RECORD_ACTIONS = ("start", "stop")
+_SWITCH_WORDS = {"on": True, "off": False}
+
+
+class ControlError(Exception):
+    """A control that cannot be applied: ``status`` is the HTTP status that says why."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Control:
+    """One checked control: its name and its value (a number, a switch, a fault and a switch)."""
+
+    name: str
+    value: Any
+    #: for ``fault``: on or off
+    on: bool = True
+
+    def record(self) -> dict[str, Any]:
+        """The control as the journal holds it, which :func:`check` reads back unchanged."""
+        if self.name == "fault":
+            return {"fault": str(self.value), "on": self.on}
+        return {self.name: self.value}
+
+
+def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Control:
+    """The control ``body`` (a parsed JSON value) asks for, checked against the node ``built``."""
+    if not isinstance(body, Mapping):
+        raise ControlError(400, 'the body must be a JSON object with one control, e.g. {"set_speed_kph": 85}')
+    names = [key for key in body if key != "on"]
+    unknown = [key for key in names if key not in NAMES]
+    if unknown:
+        raise ControlError(400, f"unknown control {unknown[0]!r}; known: {', '.join(NAMES)}")
+    if len(names) != 1:
+        raise ControlError(400, f"one control per request (got {len(names)}); known: {', '.join(NAMES)}")
+    name = names[0]
+    if "on" in body and name != "fault":
+        raise ControlError(400, f"'on' belongs to a fault, not to {name}")
+    value = body[name]
+    node = built.node
+    if name in ("set_speed_kph", "cruise") and not isinstance(node, Ccm):
+        raise ControlError(409, f"{name} is a control of the CCM (ecu-sim ccm); this node is the "
+                                f"{_kind(built)}")
+    if name == "set_speed_kph":
+        number = _number(name, value)
+        if not speed.minimum <= number <= speed.maximum:
+            raise ControlError(422, f"set_speed_kph must be within the DBC range of the speed signal, "
+                                    f"{speed.minimum:g}..{speed.maximum:g} (got {number:g})")
+        return Control(name, number)
+    if name == "cruise":
+        return Control(name, _switch(name, value))
+    if name == "pedal_override":
+        if not isinstance(node, Ecu | Ccm):
+            raise ControlError(409, f"pedal_override is a control of the ECU and the CCM; this node is "
+                                    f"the {_kind(built)}")
+        if value is None:
+            return Control(name, None)
+        number = _number(name, value)
+        if not 0.0 <= number <= 100.0:
+            raise ControlError(422, f"pedal_override must be 0..100 % or null to release it (got {number:g})")
+        return Control(name, number)
+    if name == "fault":
+        return _fault(body, value, built, period_s)
+    if value not in RECORD_ACTIONS:
+        raise ControlError(400, f"record must be \"start\" or \"stop\" (got {value!r})")
+    return Control(name, value)
+
+
+def _kind(built: Built) -> str:
+    return type(built.node).__name__.upper()
+
+
+def _number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ControlError(400, f"{name} must be a finite number (got {value!r})")
+    return float(value)
+
+
+def _switch(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in _SWITCH_WORDS:
+        return _SWITCH_WORDS[value.lower()]
+    raise ControlError(400, f"{name} must be true or false (or \"on\" / \"off\"; got {value!r})")
+
+
+def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float) -> Control:
+    if not isinstance(value, str):
+        raise ControlError(400, f"fault must be a fault of the --fault grammar, e.g. \"drop=0.5\" "
+                                f"(got {value!r})")
+    if "on" not in body:
+        raise ControlError(400, 'a fault needs "on": true to switch it on or false to switch it off')
+    on = _switch("on", body["on"])
+    try:
+        fault = parse_fault(value, "fault")
+    except ConfigError as exc:
+        raise ControlError(400, str(exc)) from None
+    if fault.start_s or fault.end_s is not None:
+        raise ControlError(400, f"fault {value!r}: a switched fault has no window; it acts from the "
+                                "tick it is switched on to the tick it is switched off")
+    if fault.kind == DTC_KIND:
+        if built.node.network is None:
+            raise ControlError(409, "a dtc fault needs the node's J1939 network part, which this profile "
+                                    "does not run (--profile j1939)")
+        return Control("fault", fault, on)
+    if built.faults is None:
+        raise ControlError(409, "this node cannot switch faults")
+    if fault.kind in WITHHOLDING_FAULTS and isinstance(built.transmitter, KernelTransmitter):
+        raise ControlError(409, f"fault {fault}: the kernel times this node's frames, so it cannot "
+                                "withhold one; run with --tx-mode user to switch it")
+    try:
+        injector.check([fault], built.faults.codec, period_s)
+    except ConfigError as exc:
+        raise ControlError(400, str(exc)) from None
+    return Control("fault", fault, on)
+
+
+def apply(control: Control, built: Built, tick: int) -> str | None:
+    """Apply ``control`` before ``tick``; None when applied, else why it changed nothing."""
+    node = built.node
+    if control.name == "set_speed_kph" and isinstance(node, Ccm):
+        node.set_speed_kph = control.value
+    elif control.name == "cruise" and isinstance(node, Ccm):
+        node.engaged = control.value
+    elif control.name == "pedal_override" and isinstance(node, Ecu | Ccm):
+        node.pedal_override_pct = control.value
+    elif control.name == "fault":
+        return _switch_fault(control.value, control.on, built, tick)
+    return None
+
+
+def _switch_fault(fault: Fault, on: bool, built: Built, tick: int) -> str | None:
+    if fault.kind == DTC_KIND and fault.dtc is not None and built.node.network is not None:
+        changed = built.node.network.switch_dtc(Dtc(*fault.dtc), on, tick)
+    else:
+        changed = built.faults is not None and built.faults.switch(fault, on, tick)
+    if changed:
+        return None
+    return f"fault {fault} is already {'on' if on else 'off'}"
+
+
+#: called with the tick a control acted before, or None and the reason it changed nothing
+Done = Callable[[int | None, str | None], None]
+
+
+class ControlDesk:
+    """A tick observer that applies the queued controls between ticks and journals each one.
+
+    ``journal`` takes an applied control's record (the recorder's); ``marks`` takes the record
+    controls with their tick (the session recording, ecu_sim.web.session) and says why one
+    changed nothing. ``replayed`` holds a journal's controls by the tick they acted before, for a
+    replay: then nothing is queued.
+    """
+
+    def __init__(self, built: Built, journal: Callable[[dict[str, Any]], None] | None = None,
+                 marks: Callable[[str, int], str | None] | None = None,
+                 replayed: Mapping[int, list[dict[str, Any]]] | None = None,
+                 speed: RoleCodec | None = None, period_s: float = 0.1) -> None:
+        self._built = built
+        self._journal = journal
+        self._marks = marks
+        self._replayed = dict(replayed or {})
+        self._speed = speed
+        self._period_s = period_s
+        self._queue: queue.SimpleQueue[tuple[Control, Done]] = queue.SimpleQueue()
+
+    def submit(self, control: Control, done: Done) -> None:
+        """Queue a checked control from any thread; ``done`` is called from the loop's thread."""
+        self._queue.put((control, done))
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        before = tick + 1
+        if self._replayed:
+            for record in self._replayed.pop(before, ()):
+                self._replay(record, before)
+        pending = self._queue
+        while not pending.empty():
+            control, done = pending.get_nowait()
+            problem = (apply(control, self._built, before) if control.name != "record"
+                       else "this node makes no recording" if self._marks is None
+                       else self._marks(control.value, before))
+            if problem is None and self._journal is not None:
+                self._journal(control.record())
+            done(None if problem is not None else before, problem)
+
+    def _replay(self, record: dict[str, Any], tick: int) -> None:
+        if "record" in record:
+            return  # a mark of the session's download, nothing the node sees
+        if self._speed is None:
+            raise ValueError("a replaying desk needs the speed codec to check controls")
+        try:
+            control = check(record, self._built, self._speed, self._period_s)
+        except ControlError as exc:
+            raise ConfigError(f"the recording's control {record} before tick {tick} cannot be "
+                              f"applied: {exc.reason}") from None
+        problem = apply(control, self._built, tick)
+        if problem is not None:
+            raise ConfigError(f"the recording's control {record} before tick {tick}: {problem}")

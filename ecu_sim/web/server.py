@@ -1,0 +1,306 @@
+"""The node's page and HTTP API on aiohttp, in a thread and an event loop of their own.
+
+Routes: ``/`` the page and ``/static/`` its files (package data, the plotting library among
+them, built from npm into the wheel); ``GET /api/state`` the newest snapshot; ``GET /api/signals``
+the DBC's messages the node sends and receives; ``GET /api/ws`` a WebSocket pushing snapshots;
+``POST /api/control`` one control as JSON (ecu_sim.runs.controls); ``GET /api/recording`` the
+zip of the latest recording stopped from the page (ecu_sim.web.session).
+
+The server never touches the node: it reads the published snapshots and queues controls, and
+answers a control once the loop applied it at a tick boundary (200, with that tick) or said why
+not (409). A malformed request is answered 4xx with a JSON ``error`` before anything is queued.
+Each WebSocket has its own sender, so a slow or vanished client only loses its own samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import math
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from ecu_sim.errors import ConfigError
+from ecu_sim.runs.controls import Control, ControlDesk, ControlError
+from ecu_sim.web.session import Session
+from ecu_sim.web.state import Publisher
+
+log = logging.getLogger(__name__)
+
+#: the largest control request body; a control is a few dozen bytes
+MAX_BODY = 4096
+#: open WebSockets at most; one more is refused (503) rather than slowing the others
+MAX_SOCKETS = 256
+#: how long a request waits for the loop to apply its control
+APPLY_TIMEOUT_S = 5.0
+#: encoded snapshots the server keeps for senders that fell behind
+SENT_RING = 64
+#: routes that change the node: they need the token on a non-loopback address
+_CONTROL_ROUTES = frozenset({"/api/control"})
+_CSP = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; object-src 'none'"
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may do what: ``token`` None means anyone (loopback); ``read_needs_token`` the setting."""
+
+    token: str | None
+    read_needs_token: bool = False
+
+    def allows(self, request: web.Request) -> bool:
+        if self.token is None:
+            return True
+        if request.path not in _CONTROL_ROUTES and not self.read_needs_token:
+            return True
+        given = request.query.get("token", "")
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Bearer "):
+            given = header[len("Bearer "):].strip()
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+
+def static_folder() -> Path:
+    """The page's files, package data of ecu_sim.web."""
+    return Path(str(resources.files("ecu_sim.web") / "static"))
+
+
+class WebServer:
+    """The page and API of one node; a context manager that starts and stops the thread."""
+
+    def __init__(self, host: str, port: int, publisher: Publisher, desk: ControlDesk,
+                 check: Callable[[object], Control], signals: list[dict[str, Any]],
+                 session: Session | None, access: Access, period_s: float) -> None:
+        self.host, self.port = host, port
+        self._publisher = publisher
+        self._desk = desk
+        self._check = check
+        self._signals = signals
+        self._session = session
+        self._access = access
+        self._period_s = period_s
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._started = threading.Event()
+        self._problem: str | None = None
+        self._stopping: asyncio.Event | None = None
+        self._sockets: set[web.WebSocketResponse] = set()
+        self._sent: deque[tuple[int, str]] = deque(maxlen=SENT_RING)
+        self._new: asyncio.Event | None = None
+        #: the port bound (the one asked for, or the system's pick for port 0)
+        self.bound_port = port
+
+    def __enter__(self) -> WebServer:
+        self._thread = threading.Thread(target=self._run, name="ecu-sim web", daemon=True)
+        self._thread.start()
+        self._started.wait()
+        if self._problem is not None:
+            self._thread.join()
+            raise ConfigError(self._problem)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stopping.set)
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve())
+        finally:
+            loop.close()
+
+    async def _serve(self) -> None:
+        self._stopping = asyncio.Event()
+        self._new = asyncio.Event()
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._guard])
+        app.router.add_get("/", self._index)
+        app.router.add_static("/static/", static_folder(), follow_symlinks=False)
+        app.router.add_get("/api/state", self._state)
+        app.router.add_get("/api/signals", self._signal_list)
+        app.router.add_get("/api/ws", self._socket)
+        app.router.add_post("/api/control", self._control)
+        app.router.add_get("/api/recording", self._recording)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.host, self.port, backlog=128)
+            await site.start()
+        except OSError as exc:
+            self._problem = (f"--web {self.host}:{self.port}: cannot serve the page there "
+                             f"({exc.strerror or exc}); give a free port and an address of this host")
+            await runner.cleanup()
+            self._started.set()
+            return
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.bound_port = int(sockets[0].getsockname()[1])
+        self._started.set()
+        pusher = asyncio.create_task(self._broadcast())
+        await self._stopping.wait()
+        pusher.cancel()
+        for socket in list(self._sockets):
+            with contextlib.suppress(Exception):
+                await socket.close()
+        await runner.cleanup()
+
+    @web.middleware
+    async def _guard(self, request: web.Request,
+                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        """The token where it is needed, JSON errors for every failure, and the page's CSP."""
+        if not self._access.allows(request):
+            return _error(401, "this needs the token the node logged at its start: send it as "
+                               "'Authorization: Bearer TOKEN' or ?token=TOKEN")
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            reason = ("the body is larger than the largest control"
+                      if exc.status == 413 else exc.reason)
+            return _error(exc.status, f"{reason} ({request.method} {request.path})")
+        response.headers.setdefault("Content-Security-Policy", _CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(static_folder() / "index.html", headers={"Cache-Control": "no-cache"})
+
+    async def _state(self, request: web.Request) -> web.StreamResponse:
+        latest = self._publisher.latest
+        if latest is None:
+            return _error(503, "the node has not run its first tick yet")
+        return web.Response(text=_encode(self._with_recording(latest)), content_type="application/json")
+
+    def _with_recording(self, snapshot: dict[str, Any]) -> dict[str, Any]:
+        if self._session is None:
+            return snapshot
+        return {**snapshot, "recording": self._session.state()}
+
+    async def _signal_list(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response({"node": self._publisher.name, "messages": self._signals})
+
+    async def _control(self, request: web.Request) -> web.StreamResponse:
+        if request.content_type != "application/json":
+            return _error(415, "a control is sent as JSON: Content-Type: application/json")
+        try:
+            body = json.loads(await request.text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, 'the body is not JSON; send one control, e.g. {"set_speed_kph": 85}')
+        try:
+            control = self._check(body)
+        except ControlError as exc:
+            return _error(exc.status, exc.reason)
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[tuple[int | None, str | None]] = loop.create_future()
+
+        def done(tick: int | None, problem: str | None) -> None:
+            def settle() -> None:
+                if not answer.done():
+                    answer.set_result((tick, problem))
+            with contextlib.suppress(RuntimeError):  # the server already stopped
+                loop.call_soon_threadsafe(settle)
+
+        self._desk.submit(control, done)
+        try:
+            tick, problem = await asyncio.wait_for(answer, APPLY_TIMEOUT_S)
+        except TimeoutError:
+            return _error(503, "the node's loop did not take the control: it is stopping or stalled")
+        if problem is not None:
+            return _error(409, problem)
+        return web.json_response({"applied": control.record(), "tick": tick})
+
+    async def _recording(self, request: web.Request) -> web.StreamResponse:
+        session = self._session
+        made = None if session is None else await asyncio.get_running_loop().run_in_executor(
+            None, session.download)
+        if made is None:
+            return _error(404, 'no recording was stopped yet: POST {"record": "start"}, then '
+                               '{"record": "stop"}')
+        name, data = made
+        return web.Response(body=data, content_type="application/zip",
+                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if len(self._sockets) >= MAX_SOCKETS:
+            return _error(503, f"{MAX_SOCKETS} pages are open already")
+        socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY)
+        await socket.prepare(request)
+        self._sockets.add(socket)
+        sender = asyncio.create_task(self._send_to(socket))
+        try:
+            async for message in socket:  # nothing is read from a page; this notices it leave
+                if message.type == WSMsgType.ERROR:
+                    break
+        finally:
+            sender.cancel()
+            self._sockets.discard(socket)
+        return socket
+
+    async def _send_to(self, socket: web.WebSocketResponse) -> None:
+        """The ring so far, then each new snapshot; a client that fell behind skips what it lost."""
+        ring = list(self._publisher.ring)
+        last = ring[-1]["tick"] if ring else -1
+        try:
+            await socket.send_str('{"history":[' + ",".join(_encode(s) for s in ring) + "]}")
+            while not socket.closed:
+                assert self._new is not None
+                await self._new.wait()
+                batch = [text for tick, text in list(self._sent) if tick > last]
+                if batch:
+                    last = self._sent[-1][0]
+                    await socket.send_str('{"samples":[' + ",".join(batch) + "]}")
+        except (ConnectionError, RuntimeError, asyncio.CancelledError):
+            return
+
+    async def _broadcast(self) -> None:
+        """Once a new tick is published, encode it once and wake every socket's sender."""
+        publisher, last = self._publisher, -1
+        pause = max(0.005, self._period_s / 2)
+        while True:
+            await asyncio.sleep(pause)
+            fresh = [s for s in list(publisher.ring)[-SENT_RING:] if s["tick"] > last]
+            if not fresh:
+                continue
+            last = fresh[-1]["tick"]
+            self._sent.extend((s["tick"], _encode(self._with_recording(s))) for s in fresh)
+            assert self._new is not None
+            self._new.set()
+            self._new = asyncio.Event()
+
+
+def _error(status: int, reason: str) -> web.Response:
+    return web.json_response({"error": reason}, status=status)
+
+
+def _encode(snapshot: dict[str, Any]) -> str:
+    """JSON a browser parses: a value that is not a finite number becomes null."""
+    try:
+        return json.dumps(snapshot, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(snapshot), separators=(",", ":"))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
