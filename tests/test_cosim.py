@@ -84,7 +84,7 @@ def test_a_pi_peer_on_the_bus_speed_gives_the_closed_loop_trace_of_simulate_with
         for _ in range(900):
             answer = peer.step(1, app=app)
             got.append(answer.values[SPEED])
-            app, state = pi.step(settings.controller, state, settings.run.set_speed_kph,
+            app, state = pi.step(settings.controller.pi, state, settings.run.set_speed_kph,
                                  answer.values[WIRE], settings.run.resolved_period_s)
     assert got == expected
 

@@ -19,7 +19,7 @@ from typing import Any
 import can
 from can.io.blf import BLFParseError
 
-from ecu_sim.control.pi import PiParams
+from ecu_sim.control.modes import ControllerSettings
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault, FaultSchedule
 from ecu_sim.io import journal, mcap_format
@@ -115,7 +115,7 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
         settings = Settings(profile=profile if dbc is None else dataclasses.replace(profile, dbc=dbc),
                             truck=TruckParams(**recorded["truck"]),
                             vehicle=VehicleSettings(**recorded.get("vehicle", {})),
-                            controller=PiParams(**recorded["controller"]),
+                            controller=ControllerSettings(**recorded["controller"]),
                             run=RunSettings(**recorded["run"]),
                             j1939=J1939Settings(**recorded.get("j1939", {})))
     except (KeyError, TypeError) as exc:

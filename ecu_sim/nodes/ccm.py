@@ -12,7 +12,11 @@ the CCM does two more things, both only when its DBC has the messages:
 - on a descent where APP 0 % is not enough it asks for service braking (EBC1 brake pedal
   position), as GEM's driver model does: only while its pedal demand is 0 %, only after that has
   lasted ``BRAKE_DELAY_S`` (so it does not dither between pedal and brake), and proportional to
-  the speed above the set speed plus ``BRAKE_BAND_KPH``.
+  the speed above the set speed plus ``BRAKE_BAND_KPH`` (the predictive controller: plus the top
+  of its band, so a descent's speed is kept for the road after it).
+
+With ``--controller predictive`` it also follows its position on the route it previews, by the
+speed it hears, and releases the pedal where ecu_sim.control.predictive says a coast pays.
 
 With a driver on the bus, the driver's pedal, brake and cruise commands act as
 ecu_sim.nodes.cruise says (override, brake, resume).
@@ -28,6 +32,7 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
+from ecu_sim.control.predictive import Preview
 from ecu_sim.nodes.cruise import NO_DRIVER, DriverDemand, engaged_after
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.nodes.j1939part import NetworkPart
@@ -57,6 +62,7 @@ class Ccm(InputNode):
         brake: tuple[RoleCodec, Output] | None = None,
         driver: DriverDemand | None = None,
         network: NetworkPart | None = None,
+        preview: Preview | None = None,
     ) -> None:
         super().__init__(port, profile.speed, output, hold_ticks, speed_source, network)
         #: ETC2's current and selected gear codecs, and the tick of the latest frame saying a shift is on
@@ -64,6 +70,12 @@ class Ccm(InputNode):
         self.shift_tick = -1_000_000
         self._steady_gears = b""
         self.brake = brake
+        #: the predictive controller's part (``--controller predictive``), None for the PI controller
+        self.preview = preview
+        #: the predictive controller has released the pedal: a coast (see ecu_sim.control.predictive)
+        self.coasting = False
+        #: the predictive controller lets a descent take the speed to the top of its band
+        self.brake_band_kph = BRAKE_BAND_KPH if preview is None else preview.params.over_kph
         self.brake_pct = 0.0
         self._brake_sent: tuple[float, bytes] = (-1.0, b"")
         self._app_zero_ticks = 0
@@ -118,8 +130,10 @@ class Ccm(InputNode):
         pedal = view.pedal_pct
         if self.pedal_override_pct is not None:
             pedal = max(pedal, self.pedal_override_pct)
+        if self.preview is not None and speed is not None:
+            self.coasting = self.preview.update(speed, self.set_speed_kph, self.dt_s)
         cruise_app = 0.0
-        if speed is None or not self.engaged:
+        if speed is None or not self.engaged or self.coasting:  # a coast: the PI starts afresh after it
             self.pi_state = PiState()
         else:
             cruise_app, state = controller.step(
@@ -135,7 +149,7 @@ class Ccm(InputNode):
     def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:
         """The brake demand for this tick (see the module), sent every tick."""
         self._app_zero_ticks = self._app_zero_ticks + 1 if self.app_pct <= 0.0 else 0
-        over = 0.0 if speed is None else speed - self.set_speed_kph - BRAKE_BAND_KPH
+        over = 0.0 if speed is None else speed - self.set_speed_kph - self.brake_band_kph
         if self.cruise_active and over > 0.0 and self._app_zero_ticks * self.dt_s >= BRAKE_DELAY_S:
             self.brake_pct = min(100.0, BRAKE_GAIN_PCT_PER_KPH * over)
         else:
@@ -147,6 +161,6 @@ class Ccm(InputNode):
     def status_line(self) -> str:
         speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"
         cruise = ("off (no speed)" if self.speed_kph is None else "off" if not self.engaged
-                  else "override" if self.override else "on")
+                  else "override" if self.override else "coast" if self.coasting else "on")
         return (f"speed {speed} | set {self.set_speed_kph:.1f} km/h | APP {self.app_pct:5.1f} % "
                 f"| cruise {cruise} | {self.counters_text()}")

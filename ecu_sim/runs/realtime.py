@@ -31,7 +31,7 @@ from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runs import routes, tuned, viewers
-from ecu_sim.runs.prepare import load_vehicle_route, prepare
+from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
 from ecu_sim.runtime.probe import TickProbe
@@ -53,7 +53,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
     settings, profile = prepare(settings, "app" if kind is NodeKind.DRIVER else "speed")
     own_ids = kind.frame_ids(profile, settings)
-    route = load_vehicle_route(settings) if kind is NodeKind.ECU else None
+    route = (load_vehicle_route(settings) if kind is NodeKind.ECU
+             else load_ccm_road(settings) if kind is NodeKind.CCM else None)
     schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
     injector.check(schedule.faults, kind.sends(profile), settings.run.resolved_period_s)
     for fault in after_the_run(schedule.faults, settings.run.duration_s):

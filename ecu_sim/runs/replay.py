@@ -41,7 +41,7 @@ from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runs.controls import ControlDesk
-from ecu_sim.runs.prepare import load_vehicle_route, prepare
+from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runtime.clock import Inputs, VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
 
@@ -193,7 +193,8 @@ def replay(path: str, dbc: str | None = None,
     clock = ReplayClock(period, recording.ticks, bus)
     with Port(bus, own_ids=kind.frame_ids(profile, settings)) as port:
         port.add_listener(bus)
-        route = recording.route() or (load_vehicle_route(settings) if kind is NodeKind.ECU else None)
+        route = recording.route() or (load_vehicle_route(settings) if kind is NodeKind.ECU
+                                      else load_ccm_road(settings) if kind is NodeKind.CCM else None)
         built = build_node(kind, port, profile, settings, route=route,
                            schedule=recording.schedule(), switchable_faults=bool(recording.controls))
         bus.feed(0)

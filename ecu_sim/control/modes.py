@@ -1,0 +1,54 @@
+"""The INI section ``[controller]``: which cruise controller the CCM runs, and its parameters.
+
+One section for both controllers, because the predictive one is the PI controller's hold with a
+rule on top (ecu_sim.control.predictive): its gains are the PI controller's, and a campaign varies
+``controller.mode`` like any other key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ecu_sim.control.pi import PiParams
+from ecu_sim.control.predictive import PredictiveParams
+
+#: the words ``[controller] mode`` and ``--controller`` accept
+CONTROLLER_MODES = ("pi", "predictive")
+_PI = PiParams()
+_PREDICTIVE = PredictiveParams()
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """The field names are the INI keys; the band keys only matter with ``mode = predictive``."""
+
+    mode: str = "pi"
+    kp: float = _PI.kp
+    ki: float = _PI.ki
+    app_min_pct: float = _PI.app_min_pct
+    app_max_pct: float = _PI.app_max_pct
+    under_kph: float = _PREDICTIVE.under_kph
+    over_kph: float = _PREDICTIVE.over_kph
+    preview_m: float = _PREDICTIVE.preview_m
+
+    @property
+    def pi(self) -> PiParams:
+        return PiParams(self.kp, self.ki, self.app_min_pct, self.app_max_pct)
+
+    @property
+    def predictive(self) -> PredictiveParams | None:
+        """The band and preview with ``mode = predictive``; None for the PI controller alone."""
+        if self.mode != "predictive":
+            return None
+        return PredictiveParams(self.under_kph, self.over_kph, self.preview_m)
+
+    def problems(self) -> list[str]:
+        """The PI controller's problems, then the band's (checked whatever the mode, so a file that
+        switches the mode later is not found wrong only then)."""
+        found = []
+        if self.mode not in CONTROLLER_MODES:
+            found.append(f"mode must be pi or predictive (got {self.mode!r}): pi holds the set speed, "
+                         "predictive also previews the route (--route) and coasts before crests and dips")
+        found += self.pi.problems()
+        found += PredictiveParams(self.under_kph, self.over_kph, self.preview_m).problems()
+        return found
