@@ -21,6 +21,8 @@ SHARED = {"ecu_sim.errors", "ecu_sim.checks"}
 ALLOWED = {
     "vehicle": set(),
     "control": set(),
+    # the powertrain ECUs' control functions (TSC1, XBR, retarder): ticks and J1939's own DTCs
+    "powertrain": {"runtime", "j1939"},
     "j1939": {"runtime"},
     "runtime": set(),
     "pedals": set(),
