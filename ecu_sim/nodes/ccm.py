@@ -33,6 +33,7 @@ from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.control import pi as controller
 from ecu_sim.control.pi import PiParams, PiState
 from ecu_sim.control.predictive import Preview
+from ecu_sim.nodes.commands import Commands, Demand, xbr_demand
 from ecu_sim.nodes.cruise import NO_DRIVER, DriverDemand, engaged_after
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.nodes.j1939part import NetworkPart
@@ -63,6 +64,7 @@ class Ccm(InputNode):
         driver: DriverDemand | None = None,
         network: NetworkPart | None = None,
         preview: Preview | None = None,
+        commands: Commands | None = None,
     ) -> None:
         super().__init__(port, profile.speed, output, hold_ticks, speed_source, network)
         #: ETC2's current and selected gear codecs, and the tick of the latest frame saying a shift is on
@@ -70,6 +72,10 @@ class Ccm(InputNode):
         self.shift_tick = -1_000_000
         self._steady_gears = b""
         self.brake = brake
+        #: TSC1 and XBR in place of APP and EBC1 (``--command tsc1``), None for APP
+        self.commands = commands
+        #: the controller's own demand this tick, before the driver's pedal is taken into account
+        self.cruise_pct = 0.0
         #: the predictive controller's part (``--controller predictive``), None for the PI controller
         self.preview = preview
         #: the predictive controller has released the pedal: a coast (see ecu_sim.control.predictive)
@@ -142,25 +148,53 @@ class Ccm(InputNode):
                 self.pi_state = state
         self.override = pedal > cruise_app and speed is not None and self.engaged
         self.app_pct = cruise_app if cruise_app >= pedal else pedal
-        if transmit and self.send(deadline, self.encode_app(self.app_pct)) and self.brake is not None:
+        self.cruise_pct = cruise_app
+        if transmit and self.commands is not None:
+            self._command(deadline, speed, self.commands)
+        elif transmit and self.send(deadline, self.encode_app(self.app_pct)) and self.brake is not None:
             self._brake(deadline, speed, *self.brake)
         self.finish_tick(speed is None, transmit)
 
     def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:
         """The brake demand for this tick (see the module), sent every tick."""
+        self._braking_over(speed)
+        if self.brake_pct != self._brake_sent[0]:  # mostly 0 %: encode only what changed
+            self._brake_sent = (self.brake_pct, codec.encode(self.brake_pct))
+        output.send(self.tick_index, deadline, self._brake_sent[1])
+
+    def _braking_over(self, speed: float | None) -> float | None:
+        """How far the speed is above the brake band when the CCM brakes this tick (see the
+        module), else None; sets ``brake_pct``, the brake pedal position that asks for it."""
         self._app_zero_ticks = self._app_zero_ticks + 1 if self.app_pct <= 0.0 else 0
         over = 0.0 if speed is None else speed - self.set_speed_kph - self.brake_band_kph
         if self.cruise_active and over > 0.0 and self._app_zero_ticks * self.dt_s >= BRAKE_DELAY_S:
             self.brake_pct = min(100.0, BRAKE_GAIN_PCT_PER_KPH * over)
-        else:
-            self.brake_pct = 0.0
-        if self.brake_pct != self._brake_sent[0]:  # mostly 0 %: encode only what changed
-            self._brake_sent = (self.brake_pct, codec.encode(self.brake_pct))
-        output.send(self.tick_index, deadline, self._brake_sent[1])
+            return over
+        self.brake_pct = 0.0
+        return None
+
+    def _command(self, deadline: float, speed: float | None, commands: Commands) -> None:
+        """TSC1 and XBR instead of APP and EBC1 (ecu_sim.nodes.commands), once the node may send:
+        the engine is released while cruise is off or the driver's pedal overrides it."""
+        network = self.network
+        if network is not None and not (network.open or network.may_send(self.tick_index)):
+            return
+        over = self._braking_over(speed)
+        torque = self.cruise_pct if self.cruise_active and not self.override else None
+        commands.send(self.tick_index, deadline, Demand(torque, None if over is None else xbr_demand(over)))
 
     def status_line(self) -> str:
         speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"
         cruise = ("off (no speed)" if self.speed_kph is None else "off" if not self.engaged
                   else "override" if self.override else "coast" if self.coasting else "on")
-        return (f"speed {speed} | set {self.set_speed_kph:.1f} km/h | APP {self.app_pct:5.1f} % "
+        return (f"speed {speed} | set {self.set_speed_kph:.1f} km/h | {self._demand_text()} "
                 f"| cruise {cruise} | {self.counters_text()}")
+
+    def _demand_text(self) -> str:
+        """APP, or with ``--command tsc1`` the latest TSC1 torque and XBR demand."""
+        if self.commands is None:
+            return f"APP {self.app_pct:5.1f} %"
+        sent = self.commands.sent
+        torque = "released" if sent.torque_pct is None else f"{sent.torque_pct:5.1f} %"
+        xbr = "off" if sent.accel_mps2 is None else f"{sent.accel_mps2:+.2f} m/s2"
+        return f"TSC1 {torque} XBR {xbr}"
