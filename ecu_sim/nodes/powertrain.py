@@ -42,7 +42,7 @@ class Powertrain:
 
     def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
                  frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
-                 model: Class6Model, cruise_address: int | None) -> None:
+                 model: Class6Model, cruise_address: int | None, latest: Latest) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
         own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
         control's APP comes from (cruise active while it drives)."""
@@ -62,7 +62,9 @@ class Powertrain:
         self._idle_torque_pct = engine_model.full.at(p.idle_rpm) * 100.0 / self._reference
         self._output_rpm_per_mps = p.axle_ratio / p.tire_radius_m * _RPM_PER_RAD_S
         self._brake_limit = -p.max_brake_decel_g * p.gravity_mps2
-        self.readings: Readings | None = None
+        self._map = _map_points(model)
+        #: the newest readings, which a request for a message not sent yet is answered from
+        self.latest = latest
 
     def receive(self, msg: can.Message) -> None:
         """A frame for the hosted nodes besides the engine: their network layers keep what is theirs."""
@@ -95,6 +97,7 @@ class Powertrain:
             engine_demand_pct=state.engine_nm * scale, app_pct=app_pct, load_pct=load,
             friction_pct=-engine.motoring.at(rpm) * scale, reference_nm=self._reference,
             idle_rpm=p.idle_rpm, idle_torque_pct=self._idle_torque_pct, high_idle_rpm=p.governed_rpm,
+            **self._map,
             cruise_active=1.0 if cruise else 0.0, cruise_enable=1.0 if cruise else 0.0,
             brake_switch=braking, clutch_switch=0.0, set_speed_kph=_NA,
             cruise_state=1.0 if cruise else 0.0, parking_brake=0.0,
@@ -103,8 +106,9 @@ class Powertrain:
             driveline_engaged=0.0 if shifting else 1.0, gear_ratio=ratio,
             brake_pedal_pct=brake_pct, ebs_brake_switch=braking, front_axle_kph=state.speed_kph,
             relative_speed_kph=0.0, xbr_state=0.0, xbr_mode=0.0, xbr_limit_mps2=self._brake_limit,
-            retarder_pct=0.0, retarder_mode=0.0, retarder_intended_pct=0.0, retarder_controller=_NA)
-        self.readings = readings
+            retarder_pct=0.0, retarder_mode=0.0, retarder_intended_pct=0.0, retarder_controller=_NA,
+            retarder_max_pct=0.0, brake_controller=_NA, foundation_brake_use=braking)
+        self.latest.readings = readings
         return readings
 
     def role_payload(self, data: bytes, readings: Readings) -> bytes:
@@ -131,6 +135,32 @@ class Powertrain:
 
     def status_text(self) -> str:
         return " | ".join(f"{role} {part.status_text()}" for role, part in self.others.items())
+
+
+class Latest:
+    """The newest readings, and each message's payload from them when a Request asks for it."""
+
+    def __init__(self) -> None:
+        self.readings: Readings | None = None
+
+    def payload_of(self, message: EngineMessage) -> Callable[[], bytes | None]:
+        def payload() -> bytes | None:
+            return None if self.readings is None else message.payload(self.readings)
+        return payload
+
+
+def _map_points(model: Class6Model) -> dict[str, float]:
+    """EC1's engine map: points 2 to 5 are the full-load curve's corners between idle and the
+    governor (speed, torque in percent of the reference), with the inertia and torque limit."""
+    p = model.params
+    reference = model.engine.reference_nm
+    corners = [point for point in p.full_load if p.idle_rpm < point[0] < p.governed_rpm][:4]
+    corners += [(_NA, _NA)] * (4 - len(corners))
+    points = {}
+    for number, (rpm, torque) in enumerate(corners, start=2):
+        points[f"point{number}_rpm"] = rpm
+        points[f"point{number}_pct"] = torque * 100.0 / reference
+    return {**points, "inertia_kg_m2": p.engine_inertia_kg_m2, "default_limit_nm": reference}
 
 
 class TransportOutput:
@@ -183,8 +213,10 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
         if message.length > SINGLE_FRAME:
             long_ones.append((built, member.role))
 
+    latest = Latest()
+
     def requestable(role: str) -> dict[int, Callable[[], bytes | None]]:
-        return {pgn_of(m.message.frame_id): m.latest for m in messages[role]}
+        return {pgn_of(m.message.frame_id): latest.payload_of(m) for m in messages[role]}
 
     parts = {"engine": engine(requestable("engine"))}
     for role, member in hosted.items():
@@ -206,4 +238,4 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     all_messages = [m for ms in messages.values() for m in ms]
     others = {role: part for role, part in parts.items() if role != "engine"}
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, cruise)
+                      every_ticks(speed.message, period), model, cruise, latest)

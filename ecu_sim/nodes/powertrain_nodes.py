@@ -103,6 +103,16 @@ class Readings(NamedTuple):
     idle_rpm: float
     idle_torque_pct: float
     high_idle_rpm: float
+    point2_rpm: float
+    point2_pct: float
+    point3_rpm: float
+    point3_pct: float
+    point4_rpm: float
+    point4_pct: float
+    point5_rpm: float
+    point5_pct: float
+    inertia_kg_m2: float
+    default_limit_nm: float
     cruise_active: float
     cruise_enable: float
     brake_switch: float
@@ -127,6 +137,9 @@ class Readings(NamedTuple):
     retarder_mode: float
     retarder_intended_pct: float
     retarder_controller: float
+    retarder_max_pct: float
+    brake_controller: float
+    foundation_brake_use: float
 
 
 _SPN_NAMES: Final = {
@@ -134,6 +147,9 @@ _SPN_NAMES: Final = {
     899: "torque_mode", 1483: "controlling_address", 2432: "engine_demand_pct",
     91: "app_pct", 92: "load_pct", 514: "friction_pct",
     544: "reference_nm", 188: "idle_rpm", 539: "idle_torque_pct", 532: "high_idle_rpm",
+    528: "point2_rpm", 540: "point2_pct", 529: "point3_rpm", 541: "point3_pct",
+    530: "point4_rpm", 542: "point4_pct", 531: "point5_rpm", 543: "point5_pct",
+    1794: "inertia_kg_m2", 1846: "default_limit_nm",
     595: "cruise_active", 596: "cruise_enable", 597: "brake_switch", 598: "clutch_switch",
     86: "set_speed_kph", 527: "cruise_state", 70: "parking_brake",
     191: "output_shaft_rpm", 161: "input_shaft_rpm", 574: "shift_in_process",
@@ -143,7 +159,8 @@ _SPN_NAMES: Final = {
     908: "relative_speed_kph", 909: "relative_speed_kph", 910: "relative_speed_kph",
     2917: "xbr_state", 2918: "xbr_mode", 2921: "xbr_limit_mps2",
     520: "retarder_pct", 900: "retarder_mode", 1085: "retarder_intended_pct",
-    1480: "retarder_controller",
+    1480: "retarder_controller", 1717: "retarder_max_pct", 1481: "brake_controller",
+    2919: "foundation_brake_use",
 }
 #: SPN -> the field of :class:`Readings` it carries
 SPN_FIELDS: Final = {spn: Readings._fields.index(name) for spn, name in _SPN_NAMES.items()}

@@ -51,17 +51,18 @@ def powertrain_settings(settings: Settings, profile: Profile) -> Settings:
     unless ``--period`` says otherwise) and the APP timeout of the single node (three of the
     speed message's cycles), since APP still comes at the CCM's rate, not the base tick's."""
     origin = settings.origins.get("j1939.network", "given")
-    if settings.vehicle.preset != "class6" or not profile.speed.is_j1939:
+    if settings.vehicle.preset != "class6":
         raise ConfigError(
             f"--network powertrain ({origin}) hosts the class6 truck's engine, transmission, brakes "
             f"and retarder as J1939 nodes, so it needs --vehicle class6 (got {settings.vehicle.preset}) "
-            f"and a J1939 profile such as --profile j1939 (got {profile.name}); add both, or drop "
-            "--network powertrain")
+            "and --profile j1939; add them, or drop --network powertrain")
     missing = powertrain_nodes.missing(profile.database)
-    if missing:
+    if missing or not profile.speed.is_j1939:
         raise ConfigError(
-            f"--network powertrain ({origin}): {profile.dbc_path} has no node with "
-            f"NmStationAddress {missing} sending messages; use --profile j1939, or add the nodes")
+            f"--network powertrain ({origin}) needs a J1939 DBC with a node for each of the engine, "
+            f"transmission, brakes and retarder; {profile.dbc_path} (profile {profile.name}) has none "
+            f"with NmStationAddress {missing or 'of a J1939 speed message'}: use --profile j1939, or "
+            "drop --network powertrain")
     run = settings.run
     origins = dict(settings.origins)
     classic = cycle_s(profile.speed)

@@ -8,6 +8,7 @@ SIGTERM, a bus that fails for good, or a mistake found while wiring.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import signal
 import time
@@ -51,6 +52,8 @@ OpenControls = Callable[[Settings], AbstractContextManager[ControlsSource]]
 def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
                  open_controls: OpenControls | None = None) -> int:
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
+    if kind is not NodeKind.ECU:  # [j1939] network is the ECU's: a CCM or driver is one node
+        settings = dataclasses.replace(settings, j1939=dataclasses.replace(settings.j1939, network="single"))
     settings, profile = prepare(settings, "app" if kind is NodeKind.DRIVER else "speed")
     own_ids = kind.frame_ids(profile, settings)
     route = (load_vehicle_route(settings) if kind is NodeKind.ECU
