@@ -28,6 +28,8 @@ from ecu_sim.settings.sources import Given, read_ini
 
 #: hex digits of a case id: 64 bits, no collision in any campaign a person runs
 ID_DIGITS = 16
+#: ``driver.mode = tsc1``: the CCM, sending TSC1 and XBR (``ccm.command = tsc1``)
+TSC1_MODE = "tsc1"
 
 
 @dataclass(frozen=True)
@@ -49,16 +51,20 @@ class Case:
             section, key = dotted.split(".", 1)
             if section != DRIVER_SECTION:
                 found.append(Given(section, key, _resolve_path(raw, self.folder), origin))
+            elif key == "mode" and raw == TSC1_MODE:  # the CCM commanding by TSC1 and XBR
+                found.append(Given("ccm", "command", "tsc1", origin))
         return found
 
     def settings(self) -> Settings:
         return settings_load.build(self.given())
 
     def driver(self) -> tuple[str, float]:
-        """``(mode, app_pct)``: the CCM unless the case says otherwise."""
+        """``(mode, app_pct)``: the CCM unless the case says otherwise (``tsc1`` is the CCM too,
+        its command set by :meth:`given`)."""
         chosen = {dotted.split(".", 1)[1]: raw for dotted, raw, _ in self.values
                   if dotted.startswith(DRIVER_SECTION + ".")}
-        return str(chosen.get("mode", "ccm")), float(chosen.get("app_pct", 0.0))
+        mode = str(chosen.get("mode", "ccm"))
+        return "ccm" if mode == TSC1_MODE else mode, float(chosen.get("app_pct", 0.0))
 
     def columns(self) -> dict[str, str]:
         """The case's own settings, as they go into its row of results."""

@@ -24,9 +24,10 @@ from typing import Any
 from ecu_sim.errors import ConfigError
 from ecu_sim.settings.model import SECTIONS
 
-#: the pseudo-section for who works the pedal: ``mode`` ccm, pedal or none, and ``app_pct``
+#: the pseudo-section for who works the pedal: ``mode`` ccm, tsc1 (the CCM with ``ccm.command =
+#: tsc1``: TSC1 and XBR instead of the pedals), pedal or none, and ``app_pct``
 DRIVER_SECTION = "driver"
-DRIVER_KEYS = {"mode": ("ccm", "pedal", "none"), "app_pct": None}
+DRIVER_KEYS = {"mode": ("ccm", "tsc1", "pedal", "none"), "app_pct": None}
 #: the distributions of ``[random]``: name -> number of parameters (None: a list of choices)
 DISTRIBUTIONS = {"uniform": 2, "integers": 2, "choice": None}
 _TOP_LEVEL = ("campaign", "base", "matrix", "case", "random")
