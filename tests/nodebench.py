@@ -22,7 +22,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
-from ecu_sim.runs.prepare import load_vehicle_route, prepare
+from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
 from ecu_sim.settings.model import J1939Settings, ProfileSettings, RunSettings, Settings
@@ -75,7 +75,8 @@ class Bench:
         self.out = self.kind.sends(self.profile)
         self.port = Port(self.node_bus, [self.out.frame_id])
         self.schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), seed)
-        route = load_vehicle_route(self.settings) if self.kind is NodeKind.ECU else None
+        route = (load_vehicle_route(self.settings) if self.kind is NodeKind.ECU
+                 else load_ccm_road(self.settings))
         self.built = build_node(self.kind, self.port, self.profile, self.settings, route=route,
                                 schedule=self.schedule)
         node = self.built.node

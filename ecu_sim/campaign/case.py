@@ -15,6 +15,7 @@ from pathlib import Path
 from ecu_sim.campaign.figures import FIGURES, Probe, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.runs import simulation
+from ecu_sim.runtime.loop import TickObserver
 
 #: columns every row starts with; the case's settings and the figures follow, the error last
 HEAD = ("id", "status")
@@ -44,9 +45,9 @@ def _simulate(case: Case, traces: str | None) -> dict[str, str]:
     driver = simulation.Driver(mode, app_pct)
     probes: list[Probe] = []
 
-    def watch(sim: simulation.Simulation) -> list[Probe]:
+    def watch(sim: simulation.Simulation) -> list[TickObserver]:
         probes.append(Probe(sim))
-        return probes
+        return [probes[0]] if case.distance_m is None else [probes[0], StopAt(sim, case.distance_m)]
 
     if traces is None:
         simulation.run(settings, driver, link="direct", watch=watch)
@@ -62,3 +63,16 @@ def _simulate(case: Case, traces: str | None) -> dict[str, str]:
                 os.unlink(temporary)
     set_speed = settings.run.set_speed_kph if mode == "ccm" else None
     return figures(probes[0], set_speed, case.settle_band_kph)
+
+
+class StopAt:
+    """Ends a simulation after the tick at which its truck has driven ``distance_m`` (the campaign's
+    ``distance_m``), so every case of a route covers the same road whatever its speed."""
+
+    def __init__(self, sim: simulation.Simulation, distance_m: float) -> None:
+        self._sim = sim
+        self._distance_m = distance_m
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        if self._sim.ecu.state.distance_m >= self._distance_m:
+            self._sim.loop.stop()

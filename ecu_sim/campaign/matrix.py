@@ -43,6 +43,8 @@ class Case:
     folder: str
     config: str | None = None
     settle_band_kph: float = 1.0
+    #: the campaign's ``distance_m``: the case ends where its truck has driven this far
+    distance_m: float | None = None
 
     def given(self) -> list[Given]:
         """The case's settings for ``ecu_sim.settings.load.build``, after the campaign's INI file."""
@@ -110,7 +112,7 @@ def _case(campaign: Campaign, values: Sequence[Value], index: int) -> Case:
     folder = str(campaign.folder.resolve())
     config = None if campaign.config is None else str((campaign.folder / campaign.config).resolve())
     listed = tuple((v.dotted, _raw(v.value), campaign.where(v)) for v in merged.values())
-    draft = Case("", index, listed, folder, config, campaign.settle_band_kph)
+    draft = Case("", index, listed, folder, config, campaign.settle_band_kph, campaign.distance_m)
     _check_driver(draft, campaign)
     settings = draft.settings()  # ConfigError names the key and line of a bad value
     return dataclasses.replace(draft, id=case_id(draft, settings))

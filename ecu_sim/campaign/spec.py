@@ -14,6 +14,7 @@ a key is found by scanning the text for it: what a person needs to fix a value i
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -31,7 +32,7 @@ DRIVER_KEYS = {"mode": ("ccm", "tsc1", "pedal", "none"), "app_pct": None}
 #: the distributions of ``[random]``: name -> number of parameters (None: a list of choices)
 DISTRIBUTIONS = {"uniform": 2, "integers": 2, "choice": None}
 _TOP_LEVEL = ("campaign", "base", "matrix", "case", "random")
-_OPTIONS = {"name": str, "settle_band_kph": float, "config": str}
+_OPTIONS = {"name": str, "settle_band_kph": float, "config": str, "distance_m": float}
 _RANDOM_OPTIONS = {"count": int, "seed": int}
 
 
@@ -52,6 +53,9 @@ class Campaign:
     name: str
     settle_band_kph: float = 1.0
     config: str | None = None
+    #: each case ends where its truck has driven this far (its duration a limit only); None: at its
+    #: duration. Controllers that drive at other speeds are then compared over the same road.
+    distance_m: float | None = None
     base: tuple[Value, ...] = ()
     matrix: tuple[Value, ...] = ()
     cases: tuple[tuple[Value, ...], ...] = ()
@@ -112,6 +116,7 @@ class _Reader:
         campaign = Campaign(
             path=self.path, name=str(options.get("name", self.path.stem)), text=self.text,
             settle_band_kph=float(options.get("settle_band_kph", 1.0)), config=options.get("config"),
+            distance_m=self.distance(options),
             base=self.values(data.get("base", {}), "base"),
             matrix=self.values(data.get("matrix", {}), "matrix", lists=True),
             cases=tuple(self.values(case, "case", nth=i) for i, case in enumerate(cases)),
@@ -120,6 +125,15 @@ class _Reader:
         if campaign.random and not campaign.random_count:
             raise self.fail("[random] draws nothing: give count = N", "random", campaign.random[0].dotted)
         return campaign
+
+    def distance(self, options: Mapping[str, Any]) -> float | None:
+        if "distance_m" not in options:
+            return None
+        value = float(options["distance_m"])
+        if not (math.isfinite(value) and value > 0.0):
+            raise self.fail(f"distance_m must be a distance > 0 in metres (got {value!r}), e.g. a "
+                            "whole number of laps of the route", "campaign", "distance_m")
+        return value
 
     def options(self, table: Any, name: str, known: Mapping[str, type]) -> dict[str, Any]:
         found: dict[str, Any] = {}

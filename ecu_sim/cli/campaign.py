@@ -7,6 +7,7 @@ faults, a hash of the frame stream). Examples:
   ecu-sim campaign examples/regression.toml --executor dask --scheduler tcp://10.0.0.2:8786
   ecu-sim campaign examples/regression.toml --resume                # after an interruption
   ecu-sim campaign compare before/results.csv after/results.csv --png compare.png
+  ecu-sim campaign compare eco-results/results.csv --by controller.mode --png eco.png
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="an absolute allowance for one figure, e.g. settle_time_s=1 (repeatable)")
     compare.add_argument("--png", metavar="FILE.png",
                          help="the distributions before and after as one figure (matplotlib)")
+    compare.add_argument("--by", metavar="SECTION.KEY",
+                         help="one table's cases side by side by this setting, e.g. controller.mode: "
+                              "fuel, travel time and speed deviation of each value, grouped by the "
+                              "other settings")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,6 +84,8 @@ def _campaign(args: argparse.Namespace, path: str) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from ecu_sim.campaign import compare
 
+    if args.by is not None:
+        return _side_by_side(args)
     if len(args.files) != 3:
         raise ConfigError("compare takes two results tables: ecu-sim campaign compare BEFORE.csv AFTER.csv")
     tolerances = compare.parse_tolerances(args.tolerance)
@@ -88,3 +95,17 @@ def _compare(args: argparse.Namespace) -> int:
     if args.png:
         compare.plot(report, args.png)
     return 1 if report.worse else 0
+
+
+def _side_by_side(args: argparse.Namespace) -> int:
+    from ecu_sim.campaign import sidebyside
+
+    if len(args.files) != 2:
+        raise ConfigError("compare --by takes one results table: ecu-sim campaign compare "
+                          "RESULTS.csv --by SECTION.KEY")
+    result = sidebyside.side_by_side(args.files[1], args.by)
+    for line in result.lines():
+        print(line)
+    if args.png:
+        sidebyside.plot(result, args.png)
+    return 0
