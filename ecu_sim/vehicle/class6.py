@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ecu_sim.checks import non_finite_fields
-from ecu_sim.vehicle.engine import Engine
+from ecu_sim.vehicle.engine import Engine, EngineCommand
 from ecu_sim.vehicle.fuel import FuelMap, FuelTable
 from ecu_sim.vehicle.fuel_data import cat3126e
 from ecu_sim.vehicle.transmission import ShiftSchedule, TorqueConverter
@@ -107,6 +107,12 @@ class Class6State(NamedTuple):
     #: fuel rate at the tick's end, L/h, and fuel used since the start: that rate times each tick
     fuel_rate_lph: float = 0.0
     fuel_used_l: float = 0.0
+    #: the tick's mean acceleration over the road, which an external brake request (XBR) closes on
+    accel_mps2: float = 0.0
+    #: the torque the engine was asked for after the controller's command and limit (``demand_nm``
+    #: is the pedal's alone), and the retarder's torque at the crank that acted (negative, or 0)
+    engine_demand_nm: float = 0.0
+    retarder_nm: float = 0.0
 
     @property
     def speed_kph(self) -> float:
@@ -143,6 +149,9 @@ class Class6Model:
         self._drag_rise = [b - a for a, b in itertools.pairwise(self._drag_table)]
         self._locked_mass = [self._free_mass + p.engine_inertia_kg_m2 * (k / p.tire_radius_m) ** 2
                              for k in overall]
+        #: per gear: force at the wheels per N m of negative (braking) torque at the crank
+        self._negative_force = [g / p.transmission_efficiency * p.axle_ratio / p.axle_efficiency
+                                / p.tire_radius_m for g in p.gear_ratios]
 
     def initial(self, speed_kph: float) -> Class6State:
         """The state at ``speed_kph``, in the gear the schedule holds there at a light pedal."""
@@ -154,13 +163,20 @@ class Class6Model:
             gear += 1
         rpm, actual, demand = self._readings(speed, gear, 0.0, False)
         return Class6State(speed, 0.0, gear, gear, 0.0, 1e9, rpm, actual, demand, 0.0,
-                           self.fuel.rate_lph(rpm, actual))
+                           self.fuel.rate_lph(rpm, actual), engine_demand_nm=demand)
 
     def step(self, s: Class6State, app_pct: float, brake_pct: float, sin_g: float,
-             dt_s: float) -> Class6State:
-        """One tick of ``dt_s``: shift decision, then the speed in sub-steps with gear and pedal held."""
+             dt_s: float, command: EngineCommand | None = None) -> Class6State:
+        """One tick of ``dt_s``: shift decision, then the speed in sub-steps with gear and pedal held.
+
+        ``command`` is the engine controller's (TSC1, the retarder): its torque becomes the pedal
+        position that asks for it at the tick's engine speed, held over the tick as a pedal is.
+        """
         app = app_pct if app_pct > 0.0 else 0.0  # NaN counts as a released pedal
         app = 100.0 if app > 100.0 else app
+        driver_app = app
+        if command is not None:
+            app = self.engine.pedal_for(command, app, s.engine_rpm)
         brake = brake_pct if brake_pct > 0.0 else 0.0
         brake = 100.0 if brake > 100.0 else brake
         p = self.params
@@ -184,14 +200,22 @@ class Class6Model:
         k_rpm = self._rpm_per_mps[gear - 1]
         locked = (shift_left <= 0.0 and v * k_rpm >= self.engine.idle_rpm
                   and (gear > 1 or v * k_rpm >= p.converter.lockup_rpm))
+        retarder_nm = 0.0
+        if locked and command is not None and command.retarder_nm < 0.0:
+            retarder_nm = command.retarder_nm
+            retarder_n = -retarder_nm * self._negative_force[gear - 1]  # the wheels drive the engine
+            static_n += retarder_n
+            const_n += retarder_n
         if locked:
             v, distance = self._locked(v, s.distance_m, gear, app, const_n, static_n, sin_g, dt_s)
         else:
             v, distance = self._open(v, s.distance_m, gear, app, shift_left > 0.0, const_n, static_n, dt_s)
-        rpm, actual, demand = self._readings(v, gear, app, shift_left > 0.0)
+        rpm, actual, engine_demand = self._readings(v, gear, app, shift_left > 0.0)
+        demand = engine_demand if driver_app == app else self._readings(v, gear, driver_app, False)[2]
         fuel_lph = self.fuel.rate_lph(rpm, actual)
         return Class6State(v, distance, gear, selected, shift_left, since, rpm, actual, demand, brake,
-                           fuel_lph, s.fuel_used_l + fuel_lph * dt_s / 3600.0)
+                           fuel_lph, s.fuel_used_l + fuel_lph * dt_s / 3600.0, (v - s.speed_mps) / dt_s,
+                           engine_demand, retarder_nm)
 
     def _locked(self, v: float, distance: float, gear: int, app: float, const_n: float, static_n: float,
                 sin_g: float, dt_s: float) -> tuple[float, float]:

@@ -14,6 +14,7 @@ import math
 from typing import Generic, NamedTuple, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
+from ecu_sim.vehicle.engine import EngineCommand
 from ecu_sim.vehicle.model import TruckState
 from ecu_sim.vehicle.road import grade_pct_of
 
@@ -216,16 +217,27 @@ class Class6Vehicle:
                          s.speed_mps * 3.6 / rate if rate > 0.0 else math.nan,
                          s.distance_m * 0.001 / used if used > 0.0 else math.nan)
 
-    def prepare(self, app_pct: float, brake_pct: float) -> None:
+    def prepare(self, app_pct: float, brake_pct: float, command: EngineCommand | None = None) -> None:
+        """As :meth:`Vehicle.prepare`; ``command`` is the engine controller's (TSC1, retarder)."""
         state = self.state
         sin = self.road.sin_under_axles(state.distance_m, self.wheelbase_m)
-        self._ahead.keep(state, (app_pct, brake_pct),
-                         (sin, self.model.step(state, app_pct, brake_pct, sin, self.dt_s)))
+        self._ahead.keep(state, _demands(app_pct, brake_pct, command),
+                         (sin, self.model.step(state, app_pct, brake_pct, sin, self.dt_s, command)))
 
-    def step(self, app_pct: float, brake_pct: float) -> None:
-        ahead = self._ahead.take(self.state, (app_pct, brake_pct))
+    def step(self, app_pct: float, brake_pct: float, command: EngineCommand | None = None) -> None:
+        """One tick; ``command`` is the engine controller's (TSC1, retarder), None without one."""
+        ahead = self._ahead.take(self.state, _demands(app_pct, brake_pct, command))
         if ahead is not None:
             self._sin, self.state = ahead
             return
         self._sin = self.road.sin_under_axles(self.state.distance_m, self.wheelbase_m)
-        self.state = self.model.step(self.state, app_pct, brake_pct, self._sin, self.dt_s)
+        self.state = self.model.step(self.state, app_pct, brake_pct, self._sin, self.dt_s, command)
+
+
+def _demands(app_pct: float, brake_pct: float, command: EngineCommand | None) -> tuple[float, ...]:
+    """What a step ahead is kept for: the demands, with a command's fields (inf for "none")."""
+    if command is None:
+        return (app_pct, brake_pct)
+    torque, limit = command.torque_pct, command.limit_pct
+    return (app_pct, brake_pct, math.inf if torque is None else torque, math.inf if limit is None else limit,
+            command.retarder_nm)

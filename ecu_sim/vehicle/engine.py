@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import NamedTuple
 
 
 class TorqueCurve:
@@ -56,6 +57,21 @@ def _interpolate(points: Sequence[tuple[float, float]], rpm: float) -> float:
     return points[-1][1]
 
 
+class EngineCommand(NamedTuple):
+    """What the engine's controller asks of the engine besides the pedal (J1939 TSC1, a retarder).
+
+    Torques in percent are indicated torque in percent of the reference torque, as J1939 counts
+    them: 0 % is no fuel, so the engine gives its motoring (drag) torque. ``torque_pct`` replaces
+    the pedal's demand (None: the pedal's demand stands); ``limit_pct`` caps whichever demand
+    drives (None: no cap); ``retarder_nm`` is the compression brake's torque at the crank
+    (negative), which acts only while the driveline is locked to the wheels.
+    """
+
+    torque_pct: float | None = None
+    limit_pct: float | None = None
+    retarder_nm: float = 0.0
+
+
 class Engine:
     """Full-load and motoring curves with the pedal map; speeds in rpm, torques in N m."""
 
@@ -74,3 +90,23 @@ class Engine:
         """Torque the pedal asks for at ``rpm``: motoring at 0 %, full load at 100 %, linear between."""
         drag = self.motoring.at(rpm)
         return drag + app_pct * 0.01 * (self.full.at(rpm) - drag)
+
+    def indicated_pct(self, torque_nm: float, rpm: float) -> float:
+        """``torque_nm`` at the crank as J1939 reports torque: indicated (what the fuel gives, the
+        motoring drag added back), in percent of the reference torque."""
+        return (torque_nm - self.motoring.at(rpm)) * 100.0 / self.reference_nm
+
+    def pedal_for(self, command: EngineCommand, app_pct: float, rpm: float) -> float:
+        """The pedal position that asks for what ``command`` and the pedal together ask at ``rpm``.
+
+        The pedal map is linear between motoring and full load, so an indicated torque is the share
+        of that span it fills; the full-load curve bounds it, a requested 0 % is the released pedal.
+        """
+        span = self.full.at(rpm) - self.motoring.at(rpm)
+        if span <= 0.0:
+            return 0.0
+        app = app_pct if command.torque_pct is None else command.torque_pct * self.reference_nm / span
+        if command.limit_pct is not None:
+            cap = command.limit_pct * self.reference_nm / span
+            app = cap if cap < app else app
+        return 0.0 if not app > 0.0 else (100.0 if app > 100.0 else app)
