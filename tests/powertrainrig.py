@@ -17,7 +17,7 @@ from cantools.database.can import Database
 
 from ecu_sim.bus.inprocess import InProcessBus, InProcessLink, new_frame
 from ecu_sim.bus.port import Port
-from ecu_sim.codec.integrity import integrity_of
+from ecu_sim.codec.command import CommandCodec
 from ecu_sim.codec.profile import Profile
 from ecu_sim.j1939.frames import arbitration_id
 from ecu_sim.j1939.ids import pgn_of, source_address_of
@@ -122,15 +122,10 @@ def global_request(pgn: int, destination: int = 0xFF) -> can.Message:
     return can.Message(arbitration_id=arbitration_id(pdu, CONTROLLER), data=pdu.data, is_extended_id=True)
 
 
-def command(database: Database, name: str, counter: int, **signals: float) -> can.Message:
-    """Message ``name`` of the DBC (TSC1, TSC1_RET, XBR) with ``signals`` and every other signal at
-    its J1939 "not available" or zero, the counter and checksum sealed by the J1939-71 rule."""
-    message = database.get_message_by_name(name)
-    values: dict[str, float] = {}
-    for signal in message.signals:
-        values[signal.name] = signals.get(signal.name, 0 if signal.length <= 4 else signal.maximum or 0)
-    data = message.encode(values, strict=False)
-    integrity = integrity_of(message)
-    assert integrity is not None
-    sealed = integrity.seal(message.frame_id, bytes(data), counter)
-    return can.Message(arbitration_id=message.frame_id, data=sealed, is_extended_id=True)
+def command(database: Database, name: str, counter: int, fixed: dict[int, float],
+            demands: dict[int, float] | None = None) -> can.Message:
+    """Message ``name`` of the DBC (TSC1, TSC1_RET, XBR) from the controller, its fields by SPN
+    (the rest "not available"), counter and checksum sealed by the J1939-71 rule."""
+    codec = CommandCodec(database.get_message_by_name(name), CONTROLLER)
+    data = codec.encode(fixed, demands or {}, counter)
+    return can.Message(arbitration_id=codec.frame_id, data=data, is_extended_id=True)

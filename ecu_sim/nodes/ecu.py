@@ -76,7 +76,11 @@ class Ecu(InputNode):
                 self.brake_held.update(value, self.tick_index, brake.source_address(msg.arbitration_id))
             return
         if self.powertrain is not None:
-            self.powertrain.receive(msg)
+            kind = self.powertrain.receive(msg, self.tick_index)
+            if kind is not None:  # a command: taken, or counted as invalid
+                if kind:
+                    self.invalid[kind] += 1
+                return
         super().handle_other(msg)
 
     def prepare(self) -> None:
@@ -101,6 +105,10 @@ class Ecu(InputNode):
         app = self._app()
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
+        if self.powertrain is not None:  # the commands decide before the truck steps
+            state = self.vehicle.state
+            assert isinstance(state, Class6State)  # the powertrain is the class6 truck's
+            self.powertrain.arbitrate(self.tick_index, state, self.app_pct, self._app_source())
         if self.tick_index:
             self.brake_demand_pct = self._brake_demand()
             self.vehicle.step(self.app_pct, self.brake_demand_pct)
@@ -114,13 +122,16 @@ class Ecu(InputNode):
                 self.engine_frames.send(self.tick_index, deadline, driveline)
         self.finish_tick(self.app_missing, transmit)
 
+    def _app_source(self) -> int | None:
+        """Where the APP in use comes from (None: missing, or set on the node's page)."""
+        return None if self.app_missing or self.pedal_override_pct is not None else self.held.source
+
     def _tick_powertrain(self, powertrain: Powertrain, deadline: float, transmit: bool) -> None:
         """Every hosted node's messages that are due, the speed message on its own cycle."""
         tick = self.tick_index
         state = self.vehicle.state
         assert isinstance(state, Class6State)  # the powertrain is the class6 truck's
-        readings = powertrain.measure(state, self.app_pct, None if self.app_missing else self.held.source,
-                                      self.brake_demand_pct)
+        readings = powertrain.measure(state, self.app_pct, self._app_source(), self.brake_demand_pct)
         if transmit:
             if tick % powertrain.role_every == 0:
                 self.send(deadline, powertrain.role_payload(self.encode_speed(state.speed_kph), readings))

@@ -81,6 +81,8 @@ class NetworkPart:
         self.due_from = 0
         #: the port's alerts as far as this part looked at them
         self.alerts_seen = port.alerts
+        #: DTCs the node's control functions hold active (a TSC1 sender timed out, an XBR stream lost)
+        self.extra: frozenset[Dtc] = frozenset()
 
     def receive(self, msg: can.Message) -> bool:
         """True when the frame is the layer's (taken), False when it is for the node."""
@@ -121,6 +123,8 @@ class NetworkPart:
             conditions.add(Dtc(self._input_spn, FMI_ABNORMAL_UPDATE_RATE))
         if self._port.controller_state is ControllerState.BUS_OFF:
             conditions.add(BUS_OFF)
+        if self.extra:
+            conditions |= self.extra
         episodes = self._port.own.episodes
         if episodes != self._episodes:
             self._episodes = episodes
@@ -162,6 +166,12 @@ class NetworkPart:
     def active_dtcs(self) -> list[tuple[Dtc, int]]:
         """The active DTCs with their occurrence counts, as DM1 sends them."""
         return self.network.dtcs.active()
+
+    def hold(self, dtcs: frozenset[Dtc]) -> None:
+        """The DTCs the node's control functions hold active from this tick on (replacing the last)."""
+        if dtcs != self.extra:
+            self.extra = dtcs
+            self.due_from = 0
 
     def broadcast(self, pgn: int, payload: bytes) -> None:
         """A message of the node's over eight bytes to everyone, by BAM from the part's next tick."""

@@ -10,6 +10,7 @@ while that node's claim stands.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping
 
@@ -22,19 +23,18 @@ from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.j1939.frames import SINGLE_FRAME
-from ecu_sim.j1939.ids import from_source, pgn_of
+from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
+from ecu_sim.nodes.commands_in import TSC1_MODE, CommandIntake, tsc1_command
 from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
 from ecu_sim.nodes.j1939part import NetworkPart, build_member
 from ecu_sim.nodes.powertrain_nodes import SPN_FIELDS, Member, Readings, members
+from ecu_sim.powertrain.engine_control import Admission, EngineRequest, TorqueMode, Tsc1Arbiter
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 
 _RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
 _NA = math.nan
-#: SPN 899 engine torque modes (J1939-71)
-MODE_LOW_IDLE = 0
-MODE_PEDAL = 1
-MODE_CRUISE = 2
+log = logging.getLogger(__name__)
 
 
 class Powertrain:
@@ -42,7 +42,7 @@ class Powertrain:
 
     def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
                  frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
-                 model: Class6Model, cruise_address: int | None, latest: Latest) -> None:
+                 model: Class6Model, cruise_address: int | None, latest: Latest, controls: Controls) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
         own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
         control's APP comes from (cruise active while it drives)."""
@@ -65,12 +65,35 @@ class Powertrain:
         self._map = _map_points(model)
         #: the newest readings, which a request for a message not sent yet is answered from
         self.latest = latest
+        #: the received commands and what they ask of the engine, retarder and brakes
+        self.controls = controls
 
-    def receive(self, msg: can.Message) -> None:
-        """A frame for the hosted nodes besides the engine: their network layers keep what is theirs."""
-        if msg.is_extended_id:
-            for receive in self._receivers:
-                receive(msg)
+    def receive(self, msg: can.Message, tick: int) -> str | None:
+        """A frame for the hosted nodes: a command is checked and taken ("" when it acts, else the
+        kind of ``invalid`` it counts as); the other nodes' network layers keep what is theirs and
+        the frame goes on to the engine's (None)."""
+        if not msg.is_extended_id:
+            return None
+        kind = self.controls.receive(msg, tick)
+        if kind is not None:
+            return kind
+        for receive in self._receivers:
+            receive(msg)
+        return None
+
+    def arbitrate(self, tick: int, state: Class6State, app_pct: float, app_source: int | None) -> None:
+        """Decide this tick's engine and retarder requests before the truck steps, and hold the
+        DTCs of timed-out senders in their node's DM1."""
+        cruise = app_source is not None and app_source == self._cruise_address
+        driver = TorqueMode.NO_REQUEST
+        if app_pct > 0.0:
+            driver = TorqueMode.CRUISE if cruise else TorqueMode.PEDAL
+        controls = self.controls
+        controls.arbitrate(tick, state.engine_rpm, driver)
+        self.engine.hold(controls.engine_request.dtcs)
+        retarder = self.others.get("retarder")
+        if retarder is not None and controls.retarder_request is not None:
+            retarder.hold(controls.retarder_request.dtcs)
 
     def measure(self, state: Class6State, app_pct: float, app_source: int | None,
                 brake_pct: float) -> Readings:
@@ -81,10 +104,11 @@ class Powertrain:
         rpm = state.engine_rpm
         shifting = state.gear != state.selected
         cruise = app_source is not None and app_source == self._cruise_address
-        driving = app_pct > 0.0
-        mode = (MODE_CRUISE if cruise else MODE_PEDAL) if driving else MODE_LOW_IDLE
-        own = self.engine.network.address
-        controller = float(app_source) if driving and app_source is not None else float(own)
+        request = self.controls.engine_request
+        mode = float(request.mode)
+        driven = request.controller == self.engine.network.address and app_pct > 0.0
+        controller = float(app_source if driven and app_source is not None else request.controller)
+        retarder = self.controls.retarder_request
         full = engine.full.at(rpm)
         load = max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0
         output_rpm = state.speed_mps * self._output_rpm_per_mps
@@ -106,7 +130,9 @@ class Powertrain:
             driveline_engaged=0.0 if shifting else 1.0, gear_ratio=ratio,
             brake_pedal_pct=brake_pct, ebs_brake_switch=braking, front_axle_kph=state.speed_kph,
             relative_speed_kph=0.0, xbr_state=0.0, xbr_mode=0.0, xbr_limit_mps2=self._brake_limit,
-            retarder_pct=0.0, retarder_mode=0.0, retarder_intended_pct=0.0, retarder_controller=_NA,
+            retarder_pct=0.0, retarder_mode=_NA if retarder is None else float(retarder.mode),
+            retarder_intended_pct=0.0,
+            retarder_controller=_NA if retarder is None else float(retarder.controller),
             retarder_max_pct=0.0, brake_controller=_NA, foundation_brake_use=braking)
         self.latest.readings = readings
         return readings
@@ -135,6 +161,51 @@ class Powertrain:
 
     def status_text(self) -> str:
         return " | ".join(f"{role} {part.status_text()}" for role, part in self.others.items())
+
+
+class Controls:
+    """TSC1 to the engine and to the retarder (checked, then arbitrated), as the DBC has them."""
+
+    def __init__(self, engine: tuple[CommandIntake, Tsc1Arbiter] | None,
+                 retarder: tuple[CommandIntake, Tsc1Arbiter] | None, period_s: float,
+                 own_address: int) -> None:
+        self._tsc1 = tuple(pair for pair in (engine, retarder) if pair is not None)
+        self._engine = None if engine is None else engine[1]
+        self._retarder = None if retarder is None else retarder[1]
+        self.period_s = period_s
+        self.engine_request = EngineRequest(None, None, TorqueMode.NO_REQUEST, own_address, frozenset())
+        self.retarder_request: EngineRequest | None = None
+        self._logged: set[int] = set()
+
+    def receive(self, msg: can.Message, tick: int) -> str | None:
+        """None: not a command; "": taken; else the kind of ``invalid`` the frame counts as."""
+        arbitration_id = msg.arbitration_id
+        for intake, arbiter in self._tsc1:
+            if intake.matches(arbitration_id):
+                payload = bytes(msg.data)
+                failure = intake.check(arbitration_id, payload)
+                if failure is None:
+                    admission = arbiter.receive(tick, tsc1_command(intake, arbitration_id, payload))
+                    taken = admission in (Admission.ACCEPTED, Admission.SKIPPED)
+                    return "" if taken else f"{intake.name}_refused"
+                return failure
+        return None
+
+    def arbitrate(self, tick: int, engine_rpm: float, driver: TorqueMode) -> None:
+        if self._engine is not None:
+            self.engine_request = self._arbitrate(self._engine, tick, engine_rpm, driver)
+        if self._retarder is not None:
+            self.retarder_request = self._arbitrate(self._retarder, tick, engine_rpm, TorqueMode.NO_REQUEST)
+
+    def _arbitrate(self, arbiter: Tsc1Arbiter, tick: int, engine_rpm: float,
+                   driver: TorqueMode) -> EngineRequest:
+        request = arbiter.arbitrate(tick, engine_rpm, self.period_s, driver)
+        if request.dtcs and arbiter.own_address not in self._logged:
+            self._logged.add(arbiter.own_address)
+            log.warning("TSC1 to 0x%02X: a sender stopped without releasing its control and lost it "
+                        "after %d of its periods; DTC SPN 898 FMI 9 is active while it stays silent "
+                        "(logged once)", arbiter.own_address, arbiter.missed_periods)
+        return request
 
 
 class Latest:
@@ -237,5 +308,23 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     cruise = node_attributes(profile.database, app_senders).get("address")
     all_messages = [m for ms in messages.values() for m in ms]
     others = {role: part for role, part in parts.items() if role != "engine"}
+    controls = Controls(_tsc1(profile, hosted.get("engine"), settings, period, "tsc1"),
+                        _tsc1(profile, hosted.get("retarder"), settings, period, "tsc1_retarder"),
+                        period, parts["engine"].network.address)
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, cruise, latest)
+                      every_ticks(speed.message, period), model, cruise, latest, controls)
+
+
+def _tsc1(profile: Profile, member: Member | None, settings: Settings, period_s: float,
+          name: str) -> tuple[CommandIntake, Tsc1Arbiter] | None:
+    """The TSC1 of the DBC addressed to ``member`` (by its identifier's destination), checked and
+    arbitrated there; None when the DBC has none for it."""
+    if member is None:
+        return None
+    for message in profile.database.messages:
+        spns = {signal.spn for signal in message.signals}
+        if TSC1_MODE in spns and destination_of(message.frame_id) == member.address:
+            arbiter = Tsc1Arbiter(period_s, own_address=member.address,
+                                  accepted=settings.j1939.accepted_tsc1_sources())
+            return CommandIntake(message, member.address, name), arbiter
+    return None
