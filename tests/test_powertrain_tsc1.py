@@ -115,3 +115,31 @@ def test_tsc1_from_a_source_not_in_tsc1_sources_is_refused() -> None:
     r = run(lambda r, k: [tsc1(r, k, 0.0)] if k < START + 30 else [], START + 31, tsc1_sources=("0x03",))
     assert {e["SrcAddrssOfCtrllngDvcForEngCtrl"] for e in eec1(r, START)} == {0x11}
     assert r.ecu.invalid["tsc1_refused"] == 30
+
+
+def speeds(r: Rig, after: int) -> list[float]:
+    """The wheel-based speed of CCVS1 from tick ``after`` on, as the controller heard it."""
+    message = r.database.get_message_by_name("CCVS1")
+    found = []
+    for h in r.controller.from_address(0x00, pgn_of(message.frame_id)):
+        if h.tick >= after:
+            value = message.decode(bytes(h.msg.data), decode_choices=False)["WheelBasedVehicleSpeed"]
+            assert isinstance(value, float)
+            found.append(value)
+    return found
+
+
+def test_torque_0_pct_against_a_full_pedal_slows_the_truck() -> None:
+    seconds = 300  # ticks: three seconds
+    pedal_only = run(lambda r, k: [], START + seconds)
+    commanded = run(lambda r, k: [tsc1(r, k, 0.0)], START + seconds)
+    at_start = speeds(commanded, START)[0]
+    assert speeds(pedal_only, START)[-1] > at_start > speeds(commanded, START)[-1] + 1.0
+
+
+def test_a_torque_limit_caps_the_torque_the_pedal_asks() -> None:
+    r = run(lambda r, k: [tsc1(r, k, 30.0, mode=SPEED_TORQUE_LIMIT)], START + 100)
+    during = eec1(r, START + 10)
+    assert max(e["EngDemandPercentTorque"] for e in during) <= 30.0 + 1.0
+    assert min(e["DriversDemandEngPercentTorque"] for e in during) > 90.0
+    assert {e["EngTorqueMode"] for e in during} == {8}  # torque limiting

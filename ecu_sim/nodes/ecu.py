@@ -24,7 +24,7 @@ from ecu_sim.nodes.j1939part import NetworkPart
 from ecu_sim.nodes.powertrain import Powertrain
 from ecu_sim.runtime.held import HeldInput
 from ecu_sim.vehicle.class6 import Class6State
-from ecu_sim.vehicle.drive import Vehicle
+from ecu_sim.vehicle.drive import Class6Vehicle, Vehicle
 from ecu_sim.vehicle.model import TruckState
 
 
@@ -86,8 +86,13 @@ class Ecu(InputNode):
     def prepare(self) -> None:
         """The step for the demands held now, ahead of the deadline (see ``Vehicle.prepare``)."""
         if self.tick_index:
-            app = self._app()
-            self.vehicle.prepare(0.0 if app is None else app, self._brake_demand())
+            held = self._app()
+            app = 0.0 if held is None else held
+            if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
+                # the command the controls asked for last: a steady command is taken as prepared
+                self.vehicle.prepare(app, self._brake_demand(), self.powertrain.command())
+            else:
+                self.vehicle.prepare(app, self._brake_demand())
 
     def _brake_demand(self) -> float:
         """The brake demand this tick uses: the held one, 0 % when missing or without a brake."""
@@ -111,7 +116,10 @@ class Ecu(InputNode):
             self.powertrain.arbitrate(self.tick_index, state, self.app_pct, self._app_source())
         if self.tick_index:
             self.brake_demand_pct = self._brake_demand()
-            self.vehicle.step(self.app_pct, self.brake_demand_pct)
+            if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
+                self.vehicle.step(self.app_pct, self.brake_demand_pct, self.powertrain.command())
+            else:
+                self.vehicle.step(self.app_pct, self.brake_demand_pct)
         if self.powertrain is not None:
             self._tick_powertrain(self.powertrain, deadline, transmit)
             return
@@ -131,7 +139,10 @@ class Ecu(InputNode):
         tick = self.tick_index
         state = self.vehicle.state
         assert isinstance(state, Class6State)  # the powertrain is the class6 truck's
-        readings = powertrain.measure(state, self.app_pct, self._app_source(), self.brake_demand_pct)
+        driveline = self.vehicle.driveline()
+        assert driveline is not None
+        readings = powertrain.measure(driveline, state, self.app_pct, self._app_source(),
+                                      self.brake_demand_pct)
         if transmit:
             if tick % powertrain.role_every == 0:
                 self.send(deadline, powertrain.role_payload(self.encode_speed(state.speed_kph), readings))

@@ -31,6 +31,8 @@ from ecu_sim.nodes.powertrain_nodes import SPN_FIELDS, Member, Readings, members
 from ecu_sim.powertrain.engine_control import Admission, EngineRequest, TorqueMode, Tsc1Arbiter
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
+from ecu_sim.vehicle.drive import Driveline
+from ecu_sim.vehicle.engine import EngineCommand
 
 _RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
 _NA = math.nan
@@ -63,6 +65,9 @@ class Powertrain:
         self._output_rpm_per_mps = p.axle_ratio / p.tire_radius_m * _RPM_PER_RAD_S
         self._brake_limit = -p.max_brake_decel_g * p.gravity_mps2
         self._map = _map_points(model)
+        #: the engine retarder's reference torque (ERC1's 100 %): a compression brake of this
+        #: engine's size brakes at about its peak torque
+        self.retarder_reference_nm = self._reference
         #: the newest readings, which a request for a message not sent yet is answered from
         self.latest = latest
         #: the received commands and what they ask of the engine, retarder and brakes
@@ -95,13 +100,23 @@ class Powertrain:
         if retarder is not None and controls.retarder_request is not None:
             retarder.hold(controls.retarder_request.dtcs)
 
-    def measure(self, state: Class6State, app_pct: float, app_source: int | None,
+    def command(self) -> EngineCommand:
+        """What the controls ask of the engine and the retarder this tick."""
+        request = self.controls.engine_request
+        retarder = self.controls.retarder_request
+        retarder_nm = 0.0
+        if retarder is not None and retarder.torque_pct is not None and retarder.torque_pct < 0.0:
+            retarder_nm = max(retarder.torque_pct, -100.0) * 0.01 * self.retarder_reference_nm
+        return EngineCommand(request.torque_pct, request.limit_pct, retarder_nm)
+
+    def measure(self, driveline: Driveline, state: Class6State, app_pct: float, app_source: int | None,
                 brake_pct: float) -> Readings:
         """The tick's readings from the truck's state and the demands it drove with."""
         p = self.model.params
         engine = self.model.engine
         scale = 100.0 / self._reference
         rpm = state.engine_rpm
+        indicated = engine.indicated_pct
         shifting = state.gear != state.selected
         cruise = app_source is not None and app_source == self._cruise_address
         request = self.controls.engine_request
@@ -115,10 +130,12 @@ class Powertrain:
         ratio = p.gear_ratios[state.gear - 1]
         lockup = state.gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm
         braking = 1.0 if brake_pct > 0.0 else 0.0
+        retarder_scale = 100.0 / self.retarder_reference_nm
         readings = Readings(
-            gear=state.gear, selected=state.selected, engine_rpm=rpm, engine_pct=state.engine_nm * scale,
-            demand_pct=state.demand_nm * scale, torque_mode=mode, controlling_address=controller,
-            engine_demand_pct=state.engine_nm * scale, app_pct=app_pct, load_pct=load,
+            **{**driveline._asdict(), "engine_pct": indicated(state.engine_nm, rpm),
+               "demand_pct": indicated(state.demand_nm, rpm)},
+            torque_mode=mode, controlling_address=controller,
+            engine_demand_pct=indicated(state.engine_demand_nm, rpm), app_pct=app_pct, load_pct=load,
             friction_pct=-engine.motoring.at(rpm) * scale, reference_nm=self._reference,
             idle_rpm=p.idle_rpm, idle_torque_pct=self._idle_torque_pct, high_idle_rpm=p.governed_rpm,
             **self._map,
@@ -130,12 +147,20 @@ class Powertrain:
             driveline_engaged=0.0 if shifting else 1.0, gear_ratio=ratio,
             brake_pedal_pct=brake_pct, ebs_brake_switch=braking, front_axle_kph=state.speed_kph,
             relative_speed_kph=0.0, xbr_state=0.0, xbr_mode=0.0, xbr_limit_mps2=self._brake_limit,
-            retarder_pct=0.0, retarder_mode=_NA if retarder is None else float(retarder.mode),
-            retarder_intended_pct=0.0,
+            retarder_pct=state.retarder_nm * retarder_scale,
+            retarder_mode=_NA if retarder is None else float(retarder.mode),
+            retarder_intended_pct=self._intended_retarder_pct(),
             retarder_controller=_NA if retarder is None else float(retarder.controller),
-            retarder_max_pct=0.0, brake_controller=_NA, foundation_brake_use=braking)
+            retarder_max_pct=-100.0 if state.gear == state.selected and lockup else 0.0,
+            brake_controller=_NA, foundation_brake_use=braking)
         self.latest.readings = readings
         return readings
+
+    def _intended_retarder_pct(self) -> float:
+        request = self.controls.retarder_request
+        if request is None or request.torque_pct is None:
+            return 0.0
+        return max(min(request.torque_pct, 0.0), -100.0)
 
     def role_payload(self, data: bytes, readings: Readings) -> bytes:
         """The ECU's own frame (the speed) with the rest of its message's fields filled in."""

@@ -85,7 +85,8 @@ def missing(database: Database) -> str:
 class Readings(NamedTuple):
     """What the powertrain reports on the wire at a tick; NaN is sent as "not available".
 
-    The first five fields are :class:`ecu_sim.vehicle.drive.Driveline`'s, in its order.
+    Every field of :class:`ecu_sim.vehicle.drive.Driveline` is here by the same name (the single
+    node's engine messages read them), the torques indicated as J1939 counts them.
     """
 
     gear: float
@@ -93,6 +94,10 @@ class Readings(NamedTuple):
     engine_rpm: float
     engine_pct: float
     demand_pct: float
+    fuel_rate_lph: float
+    fuel_used_l: float
+    fuel_economy_kml: float
+    average_economy_kml: float
     torque_mode: float
     controlling_address: float
     engine_demand_pct: float
@@ -144,6 +149,8 @@ class Readings(NamedTuple):
 
 _SPN_NAMES: Final = {
     523: "gear", 524: "selected", 190: "engine_rpm", 513: "engine_pct", 512: "demand_pct",
+    183: "fuel_rate_lph", 184: "fuel_economy_kml", 185: "average_economy_kml", 182: "fuel_used_l",
+    250: "fuel_used_l",
     899: "torque_mode", 1483: "controlling_address", 2432: "engine_demand_pct",
     91: "app_pct", 92: "load_pct", 514: "friction_pct",
     544: "reference_nm", 188: "idle_rpm", 539: "idle_torque_pct", 532: "high_idle_rpm",
