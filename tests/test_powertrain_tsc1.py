@@ -123,7 +123,9 @@ def speeds(r: Rig, after: int) -> list[float]:
     found = []
     for h in r.controller.from_address(0x00, pgn_of(message.frame_id)):
         if h.tick >= after:
-            value = message.decode(bytes(h.msg.data), decode_choices=False)["WheelBasedVehicleSpeed"]
+            decoded = message.decode(bytes(h.msg.data), decode_choices=False)
+            assert isinstance(decoded, dict)
+            value = decoded["WheelBasedVehicleSpeed"]
             assert isinstance(value, float)
             found.append(value)
     return found
