@@ -281,6 +281,8 @@ NOT_HERE = (
      "needs a CAN adapter or a socketcand server"),
     (re.compile(r"\becu-sim cosim\b(?! --contract)|\bexamples/cosim_"),
      "a co-simulation pair, the server waiting for its peer (tests/test_cosim_cli.py runs both)"),
+    (re.compile(r"\bexamples/acc\.py\b"), "a real-time controller against a running truck for a minute "
+                                          "(tests/test_acc_example.py runs the pair)"),
     (re.compile(r"\becu-sim campaign\b"), "minutes of simulation, or a cluster (tests/test_campaign*.py "
                                            "run campaigns through the command line)"),
     (re.compile(r"\becu-sim driver\b"), "needs an input device or a terminal (tests/test_driver*.py and "
