@@ -9,6 +9,8 @@ from pathlib import Path
 import can
 
 from ecu_sim.codec.profile import Profile
+from ecu_sim.plot.figure import draw
+from ecu_sim.plot.series import load_series
 from tests.conftest import Cli
 from tests.powertrainrig import command
 
@@ -32,3 +34,17 @@ def test_a_powertrain_recording_with_tsc1_replays_bit_for_bit(
     sent = re.search(r": (\d+) frames sent bit for bit", replayed.out)
     # ETC1 alone goes every 10 ms tick once the transmission's claim stands
     assert sent is not None and int(sent[1]) > 600
+
+
+def test_a_powertrain_simulation_traces_and_plots_the_torque_mode_and_controlling_address(
+        cli_main: Cli, tmp_path: Path) -> None:
+    csv = tmp_path / "powertrain.csv"
+    result = cli_main("simulate", "--vehicle", "class6", "--profile", "j1939", "--network", "powertrain",
+                      "--duration", "2", "--out", str(csv))
+    assert result.status == 0, result.err
+    lines = csv.read_text().splitlines()
+    assert lines[0].endswith(",torque_mode,controlling_address,engine_demand_pct,accel_mps2")
+    assert len(lines) == 1 + 200  # a row per 10 ms tick
+    figure = draw(load_series(str(csv)))
+    labels = {ax.get_ylabel() for ax in figure.axes}
+    assert {"torque mode (SPN 899)", "controlling address (SPN 1483)"} <= labels

@@ -151,9 +151,12 @@ def node_state(node: Ecu | Ccm | Driver) -> Mapping[str, float]:
         held = {} if node.speed_kph is None else {"speed_kph": node.speed_kph}
         return {"app_pct": controls.app_pct, "brake_pct": controls.brake_pct, **held}
     if isinstance(node, Ecu):
-        return {"speed_kph": node.state.speed_kph, "app_pct": node.app_pct,
-                "app_missing": float(node.app_missing), "grade_pct": node.grade_pct,
-                "distance_m": node.state.distance_m}
+        ecu = {"speed_kph": node.state.speed_kph, "app_pct": node.app_pct,
+               "app_missing": float(node.app_missing), "grade_pct": node.grade_pct,
+               "distance_m": node.state.distance_m}
+        if node.powertrain is not None:  # --network powertrain: who controls the engine, and how
+            ecu.update(node.powertrain.numbers())
+        return ecu
     state = {"set_speed_kph": node.set_speed_kph, "app_pct": node.app_pct,
              "cruise_active": float(node.cruise_active)}
     if node.speed_kph is not None:

@@ -3,10 +3,11 @@
 A plain table with fixed decimals, so two runs can be compared with ``diff`` and any plotting
 tool reads it; the first row is tick 0 at t = 0. A vehicle with a driveline (``class6``) adds
 the columns only it has: elevation, gear, engine speed, brake demand, and the fuel rate (L/h)
-and fuel used (L) of its engine map; the testbed's table is unchanged. ``simulate --state-hash
-FILE`` writes a hash of the same state at full precision instead, every bit of every float: a
-difference too small for the table's decimals (a processor or a libm that rounds one operation
-differently) shows there first, at the tick where it starts.
+and fuel used (L) of its engine map; the testbed's table is unchanged. ``--network powertrain``
+adds the engine's torque mode and controlling address, its demand and the acceleration.
+``simulate --state-hash FILE`` writes a hash of the same state at full precision instead, every
+bit of every float: a difference too small for the table's decimals (a processor or a libm that
+rounds one operation differently) shows there first, at the tick where it starts.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from ecu_sim.nodes.ecu import Ecu
 
 HEADER = "t_s,speed_kph,app_pct,grade_pct,distance_m\n"
 DRIVELINE_HEADER = HEADER[:-1] + ",elevation_m,gear,engine_rpm,brake_pct,fuel_rate_lph,fuel_used_l\n"
+#: ``--network powertrain`` adds who controls the engine (SPN 899, SPN 1483), what it is asked
+#: for (SPN 2432) and the acceleration an XBR closes on
+POWERTRAIN_HEADER = DRIVELINE_HEADER[:-1] + ",torque_mode,controlling_address,engine_demand_pct,accel_mps2\n"
 
 
 class CsvTrace:
@@ -28,7 +32,9 @@ class CsvTrace:
         self._write = out.write
         self._ecu = ecu
         self._driveline = ecu.vehicle.driveline() is not None
-        out.write(DRIVELINE_HEADER if self._driveline else HEADER)
+        self._powertrain = ecu.powertrain
+        out.write((DRIVELINE_HEADER if self._driveline else HEADER) if self._powertrain is None
+                  else POWERTRAIN_HEADER)
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         ecu = self._ecu
@@ -40,6 +46,10 @@ class CsvTrace:
             assert driveline is not None
             row += (f",{vehicle.elevation_m or 0.0:.3f},{driveline.gear},{driveline.engine_rpm:.1f},"
                     f"{ecu.brake_demand_pct:.1f},{driveline.fuel_rate_lph:.4f},{driveline.fuel_used_l:.6f}")
+        if self._powertrain is not None:
+            n = self._powertrain.numbers()
+            row += (f",{n['torque_mode']:.0f},{n['controlling_address']:.0f},{n['engine_demand_pct']:.2f},"
+                    f"{n['accel_mps2']:.4f}")
         self._write(row + "\n")
 
 

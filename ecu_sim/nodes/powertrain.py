@@ -152,7 +152,7 @@ class Powertrain:
             retarder_intended_pct=self._intended_retarder_pct(),
             retarder_controller=_NA if retarder is None else float(retarder.controller),
             retarder_max_pct=-100.0 if state.gear == state.selected and lockup else 0.0,
-            brake_controller=_NA, foundation_brake_use=braking)
+            brake_controller=_NA, foundation_brake_use=braking, accel_mps2=state.accel_mps2)
         self.latest.readings = readings
         return readings
 
@@ -161,6 +161,15 @@ class Powertrain:
         if request is None or request.torque_pct is None:
             return 0.0
         return max(min(request.torque_pct, 0.0), -100.0)
+
+    def numbers(self) -> dict[str, float]:
+        """The tick's powertrain figures by name, for the trace, the stream and the plot."""
+        r = self.latest.readings
+        if r is None:
+            return {}
+        return {"torque_mode": r.torque_mode, "controlling_address": r.controlling_address,
+                "engine_demand_pct": r.engine_demand_pct, "retarder_pct": r.retarder_pct,
+                "xbr_state": r.xbr_state, "accel_mps2": r.accel_mps2}
 
     def role_payload(self, data: bytes, readings: Readings) -> bytes:
         """The ECU's own frame (the speed) with the rest of its message's fields filled in."""

@@ -145,6 +145,7 @@ class Readings(NamedTuple):
     retarder_max_pct: float
     brake_controller: float
     foundation_brake_use: float
+    accel_mps2: float
 
 
 _SPN_NAMES: Final = {

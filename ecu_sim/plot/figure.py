@@ -27,6 +27,9 @@ PANELS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("grade [%]", (("grade_pct", "grade"),)),
     ("gear", (("gear", "gear"),)),
     ("engine speed [rpm]", (("engine_speed_rpm", "engine speed"),)),
+    ("acceleration [m/s²]", (("accel_mps2", "acceleration"),)),
+    ("torque mode (SPN 899)", (("torque_mode", "torque mode"),)),
+    ("controlling address (SPN 1483)", (("controlling_address", "controlling address"),)),
 )
 
 

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 #: the series a plot may show, by the name a CSV column or a node's state gives it
 NAMES = ("speed_kph", "set_speed_kph", "app_pct", "brake_pct", "grade_pct", "distance_m", "gear",
-         "engine_speed_rpm")
+         "engine_speed_rpm", "torque_mode", "controlling_address", "accel_mps2")
 RECORDING_SUFFIXES = (".log", ".asc", ".blf")
 
 
