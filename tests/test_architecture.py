@@ -21,8 +21,9 @@ SHARED = {"ecu_sim.errors", "ecu_sim.checks"}
 ALLOWED = {
     "vehicle": set(),
     "control": set(),
-    # the powertrain ECUs' control functions (TSC1, XBR, retarder): ticks and J1939's own DTCs
-    "powertrain": {"runtime", "j1939"},
+    # the powertrain ECUs' control functions (TSC1, XBR, retarder): ticks, J1939's own DTCs and
+    # the engine's torque curves
+    "powertrain": {"runtime", "j1939", "vehicle"},
     "j1939": {"runtime"},
     "runtime": set(),
     "pedals": set(),

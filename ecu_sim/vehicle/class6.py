@@ -217,6 +217,15 @@ class Class6Model:
                            fuel_lph, s.fuel_used_l + fuel_lph * dt_s / 3600.0, (v - s.speed_mps) / dt_s,
                            engine_demand, retarder_nm)
 
+    def retarder_decel_per_nm(self, s: Class6State) -> float:
+        """The deceleration (m/s^2) each N m of braking torque at the crank gives in state ``s``: 0
+        while the driveline is open (a shift, the converter at launch, below idle)."""
+        gear = s.gear
+        k_rpm = self._rpm_per_mps[gear - 1]
+        locked = (s.shift_left_s <= 0.0 and s.speed_mps * k_rpm >= self.engine.idle_rpm
+                  and (gear > 1 or s.speed_mps * k_rpm >= self.params.converter.lockup_rpm))
+        return self._negative_force[gear - 1] / self._locked_mass[gear - 1] if locked else 0.0
+
     def _locked(self, v: float, distance: float, gear: int, app: float, const_n: float, static_n: float,
                 sin_g: float, dt_s: float) -> tuple[float, float]:
         """Sub-steps with the engine coupled to the wheels: its torque follows the road speed.
