@@ -28,6 +28,7 @@ from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.cosim.contract import Contract, contract
 from ecu_sim.cosim.protocol import Frame
 from ecu_sim.faults.spec import FaultSchedule
+from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.runtime.clock import VirtualClock
@@ -176,6 +177,7 @@ class Stepper:
         self._loop = TickLoop(clock, self.period_s, [self._peer, node])
         self._signals = _signal_decoders(self.contract)
         self._last: dict[tuple[int, bool], bytes | bytearray] = {}
+        self._last_by_pgn: dict[int, bytes | bytearray] = {}
 
     def __enter__(self) -> Stepper:
         return self
@@ -210,6 +212,8 @@ class Stepper:
         last = self._last
         for _, msg in received:
             last[(msg.arbitration_id, msg.is_extended_id)] = msg.data
+            if msg.is_extended_id:  # by PGN too: --network powertrain sends ETC2 from the transmission
+                self._last_by_pgn[pgn_of(msg.arbitration_id)] = msg.data
         sent = None if frames is None else tuple(_frame(offset, msg) for offset, msg in received)
         return self._outputs(), sent
 
@@ -225,8 +229,11 @@ class Stepper:
             values += [float(driveline.gear), float(driveline.selected), driveline.engine_rpm,
                        ecu.vehicle.brake_pct or 0.0, math.nan if elevation is None else elevation,
                        driveline.fuel_rate_lph, driveline.fuel_used_l]
+        last = self._last
         for key, decoders in self._signals:
-            data = self._last.get(key)
+            data = last.get(key)
+            if data is None and key[1]:  # a J1939 message from another of the hosted nodes
+                data = self._last_by_pgn.get(pgn_of(key[0]))
             values.extend(decoder.value(data) for decoder in decoders)
         return tuple(values)
 

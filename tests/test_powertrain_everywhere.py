@@ -1,18 +1,24 @@
-"""A recording of ``--network powertrain`` replays bit for bit: every hosted node's frames, the claims,
-DM1s, EC1's BAM and the commands' effects, tick by tick."""
+"""``--network powertrain`` everywhere the truck goes: a recording replays bit for bit (every hosted
+node's frames, claims, DM1s, EC1's BAM and the commands' effects), the trace and the plot show who
+controls the engine, and a co-simulation peer's TSC1 acts in the tick it is given for."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 import can
 
 from ecu_sim.codec.profile import Profile
+from ecu_sim.cosim.protocol import Frame
+from ecu_sim.cosim.stepper import Stepper
 from ecu_sim.plot.figure import draw
 from ecu_sim.plot.series import load_series
+from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from tests.conftest import Cli
 from tests.powertrainrig import command
+from tests.powertrainrig import settings as powertrain_settings
 
 MODE, PRIORITY, TORQUE, RATE, PURPOSE = 695, 897, 518, 3349, 3350
 
@@ -48,3 +54,19 @@ def test_a_powertrain_simulation_traces_and_plots_the_torque_mode_and_controllin
     figure = draw(load_series(str(csv)))
     labels = {ax.get_ylabel() for ax in figure.axes}
     assert {"torque mode (SPN 899)", "controlling address (SPN 1483)"} <= labels
+
+
+def test_a_cosim_peers_tsc1_frame_acts_in_the_tick_it_is_given_for() -> None:
+    settings, profile = prepare(powertrain_settings())
+    tsc1 = command(profile.database, "TSC1", 0, {MODE: 2, PRIORITY: 3, RATE: 7, PURPOSE: 1}, {TORQUE: 0.0})
+    with Stepper(settings, profile, load_vehicle_route(settings)) as stepper:
+        names = [e.name for e in stepper.contract.outputs]
+        stepper.step(50, (80.0, math.nan, 0.0))  # every claim stands
+        controller = stepper.ecu.powertrain.controls if stepper.ecu.powertrain else None
+        assert controller is not None and controller.engine_request.controller == 0x00
+        outputs, sent = stepper.step(3, (80.0, math.nan, 0.0),
+                                     (Frame(tsc1.arbitration_id, bytes(tsc1.data), offset=2),))
+        assert controller.engine_request.controller == 0x2A  # the step's last tick took it
+        assert sent is not None and any(f.offset == 2 for f in sent)
+        # ETC2 comes from the transmission at 0x03, and the contract's signals still read it
+        assert not math.isnan(dict(zip(names, outputs, strict=True))["ETC2.TransCurrentGear"])
