@@ -12,6 +12,7 @@ from cantools.database.can import Database, Message
 
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.j1939.checksum import BitField, CounterWatch, Integrity, Step, Verdict, checksum_sum
 
 TSC1_ID = 0x0C00002A
@@ -159,3 +160,23 @@ def test_a_repeated_counter_is_told_apart_from_a_skipped_one() -> None:
 def test_a_counter_not_available_restarts_the_sequence() -> None:
     watch = CounterWatch(8, 0xF)
     assert [watch.observe(c) for c in (2, 0xF, 2)] == [Step.FIRST, Step.NOT_AVAILABLE, Step.FIRST]
+
+
+def test_the_projects_codec_reads_the_worked_tsc1_frame(database: Database) -> None:
+    tsc1 = message(database, "TSC1")
+    frame = TSC1_BODY + b"\x40"
+
+    def read(name: str, is_j1939: bool = True) -> float | Invalid:
+        return RoleCodec(tsc1, tsc1.get_signal_by_name(name), is_j1939=is_j1939).decode(frame)
+
+    assert (read("EngRqedTorque_TorqueLimit"), read("EngRqedSpeed_SpeedLimit")) == (40, Invalid.NOT_AVAILABLE)
+    assert (read("MessageCounter"), read("MessageChecksum")) == (0, 4)
+    # two-bit enumerations use all four values: no J1939 "error"/"not available" reading applies
+    assert (read("EngOverrideCtrlMode", False), read("OverrideCtrlModePriority", False)) == (2, 3)
+
+
+def test_the_projects_codec_writes_the_xbr_demand_of_the_worked_frame(database: Database) -> None:
+    xbr = message(database, "XBR")
+    codec = RoleCodec(xbr, xbr.get_signal_by_name("ExternalAccelerationDemand"), is_j1939=True)
+    assert codec.encode(-2.0)[:2] == XBR_BODY[:2]
+    assert codec.decode(XBR_BODY + b"\x80") == pytest.approx(-2.0, abs=1 / 2048)

@@ -88,6 +88,26 @@ def test_a_speed_limit_alone_takes_the_torque_away_above_the_limit() -> None:
     assert under is not None and 0.0 < under <= 125.0
 
 
+def test_a_torque_limit_with_the_speed_at_faffh_limits_the_torque_only() -> None:
+    arbiter = Tsc1Arbiter(TICK_S)
+    arbiter.receive(0, limit(ACC, pct=30.0, rpm=8031.875))
+    assert decide(arbiter, rpm=2500.0).limit_pct == 30.0
+
+
+def test_a_speed_limit_with_the_torque_at_fah_limits_the_speed_only() -> None:
+    arbiter = Tsc1Arbiter(TICK_S)
+    arbiter.receive(0, limit(ACC, pct=125.0, rpm=1500.0))
+    assert decide(arbiter, rpm=1000.0).limit_pct is None
+    assert decide(arbiter, rpm=1600.0).limit_pct == 0.0
+
+
+def test_a_limit_at_the_top_of_both_ranges_limits_nothing() -> None:
+    arbiter = Tsc1Arbiter(TICK_S)
+    arbiter.receive(0, limit(ACC, pct=125.0, rpm=8031.875))
+    request = decide(arbiter)
+    assert (request.limit_pct, request.mode, request.controller) == (None, TorqueMode.PEDAL, 0x00)
+
+
 def test_override_disabled_releases_the_senders_control() -> None:
     arbiter = Tsc1Arbiter(TICK_S)
     arbiter.receive(0, torque(ACC, 0.0))

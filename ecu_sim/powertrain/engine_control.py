@@ -9,9 +9,9 @@ arbiter decides from the standing commands and the driver's demand:
   served) keeps control. Without one, the driver's demand (pedal or cruise) drives the engine.
 - A limit command (11) applies when its priority is higher than the controlling command's (at
   equal priority a control command beats a limit), and always against the driver. Of the limits
-  that apply, the lowest torque limit and the lowest speed limit win. Mode 11 carries a torque
-  limit only when its speed is "not available" (FAFFh) and a speed limit only when its torque is
-  (FAh); it may carry both.
+  that apply, the lowest torque limit and the lowest speed limit win. Mode 11 sends a torque
+  limit alone with the speed at its largest value (FAFFh, 8031.875 rpm) and a speed limit alone
+  with the torque at its largest (FAh, 125 %): a limit at the top of its range limits nothing.
 - Speed control and speed limits turn into torque by governors on engine speed: a PI governor to
   the requested speed, a proportional droop below the speed limit.
 
@@ -43,6 +43,8 @@ RATE_PERIODS_S: Final = {0: 1.0, 1: 0.75, 2: 0.5, 3: 0.25, 4: 0.1, 5: 0.05, 6: 0
 STANDARD_RATE_CODE: Final = 7
 #: DTC of a TSC1 sender that stopped without releasing: SPN 898, FMI 9 abnormal update rate
 TIMEOUT_DTC: Final = Dtc(898, 9)
+#: a torque limit this high (FAh, the top of SPN 518) limits nothing
+NO_LIMIT_PCT: Final = 125.0
 #: TSC1's counter runs 0..7; 0xF says "not available"
 COUNTER_MODULUS: Final = 8
 COUNTER_NOT_AVAILABLE: Final = 0xF
@@ -225,13 +227,14 @@ class Tsc1Arbiter:
         return EngineRequest(torque, limit_pct, mode, command.source, dtcs)
 
     def _limit(self, limits: list[Tsc1Command], engine_rpm: float) -> float | None:
-        """The lowest of the torque limits and of the speed limits' droop torques."""
+        """The lowest of the torque limits and of the speed limits' droop torques; a limit at
+        125 % or more (FAh, or a speed limit far above the engine's speed) is none."""
         found: float | None = None
         for c in limits:
             for value in (c.torque_pct, None if c.speed_rpm is None else
                           self.governor.limit_droop_pct_per_rpm * (c.speed_rpm - engine_rpm)):
-                if value is not None:
-                    value = min(max(value, 0.0), 125.0)
+                if value is not None and value < NO_LIMIT_PCT:
+                    value = max(value, 0.0)
                     found = value if found is None or value < found else found
         return found
 
