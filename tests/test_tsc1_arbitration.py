@@ -17,6 +17,8 @@ from ecu_sim.powertrain.engine_control import (
     Tsc1Arbiter,
     Tsc1Command,
 )
+from ecu_sim.vehicle.class6 import Class6Model, Class6Params
+from ecu_sim.vehicle.engine import EngineCommand
 
 TICK_S = 0.01
 ACC, TCM, BRAKES = 0x2A, 0x03, 0x0B
@@ -248,3 +250,32 @@ def test_every_override_mode_is_understood(mode: Override) -> None:
     expected = {Override.DISABLED: (None, None), Override.SPEED: (0.0, None), Override.TORQUE: (20.0, None),
                 Override.LIMIT: (None, 20.0)}[mode]
     assert (request.torque_pct, request.limit_pct) == expected
+
+
+def test_above_a_speed_limit_the_engine_gets_no_fuel_against_a_full_pedal() -> None:
+    model = Class6Model(Class6Params())
+    arbiter = Tsc1Arbiter(TICK_S)
+    state = model.initial(30.0)
+    above = 0
+    for tick in range(600):
+        arbiter.receive(tick, limit(ACC, pct=125.0, rpm=1500.0))
+        request = arbiter.arbitrate(tick, state.engine_rpm, TICK_S)
+        rpm = state.engine_rpm
+        command = EngineCommand(request.torque_pct, request.limit_pct)
+        state = model.step(state, 100.0, 0.0, 0.0, TICK_S, command)
+        if rpm > 1500.0 and state.shift_left_s <= 0.0:
+            above += 1
+            assert model.engine.indicated_pct(state.engine_demand_nm, state.engine_rpm) == pytest.approx(0.0)
+    assert above > 0  # the transmission's kick-down took the engine past the limit
+
+
+def test_tsc1_torque_0_pct_takes_the_drive_from_a_full_pedal_and_eec1_names_the_sender() -> None:
+    model = Class6Model(Class6Params())
+    arbiter = Tsc1Arbiter(TICK_S)
+    start = state = model.initial(60.0)
+    for tick in range(200):
+        arbiter.receive(tick, torque(ACC, 0.0, counter=tick % 8))
+        request = arbiter.arbitrate(tick, state.engine_rpm, TICK_S)
+        command = EngineCommand(request.torque_pct, request.limit_pct)
+        state = model.step(state, 100.0, 0.0, 0.0, TICK_S, command)
+    assert state.speed_mps < start.speed_mps and request.controller == ACC
