@@ -11,6 +11,8 @@
 2. Coastdown: APP 0 on a level road with the driveline open, against the closed form of the
    road-load equation its parameters imply, A = Crr M g and C = rho CdA / 2 with the effective mass
    M + M_rotating; and the same coastdown in gear, which engine braking shortens.
+3. Fuel (:mod:`bench.fuel`): the map's minimum BSFC, a steady 90 km/h on the level against the hand
+   calculation, and the fuel of the appendix D runs above with the fuel cut on their descents.
 
 Writes the figures as JSON and Markdown to ``--out`` (default out/validate) and a PNG when
 matplotlib is installed (the ``bench`` extra).
@@ -28,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench import fuel
 from ecu_sim.runs import simulation
 from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
 from ecu_sim.vehicle import appendix_d
@@ -128,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     result["coastdown"] = {"open_driveline_max_error_kph": max(errors),
                            "open_driveline_90_to_20_s": coast_open[-1][0],
                            "in_gear_90_to_20_s": coast_gear[-1][0]}
+    result["fuel"] = {"map": fuel.map_minimum(), "flat": fuel.flat(),
+                      "routes": {name: fuel.route(rows) for name, rows in runs.items()}}
     (out / "validate.json").write_text(json.dumps(result, indent=2))
     text = report(result)
     (out / "validate.md").write_text(text)
@@ -152,6 +157,7 @@ def report(result: dict[str, Any]) -> str:
               f"{c['open_driveline_90_to_20_s']:.1f} s, largest difference to the road-load closed form "
               f"{c['open_driveline_max_error_kph']:.4f} km/h; in gear (engine braking) "
               f"{c['in_gear_90_to_20_s']:.1f} s."]
+    lines += fuel.report(result["fuel"])
     return "\n".join(lines) + "\n"
 
 
@@ -177,6 +183,7 @@ def figure(rows: list[dict[str, float]], coast_open: list[tuple[float, float]],
     ax2.plot(d, [r["gear"] for r in rows], label="gear")
     ax2.plot(d, [r["app_pct"] / 20 for r in rows], lw=0.6, label="APP / 20 %")
     ax2.plot(d, [r["brake_pct"] / 20 for r in rows], lw=0.6, label="brake / 20 %")
+    ax2.plot(d, [r["fuel_rate_lph"] / 10 for r in rows], lw=0.6, label="fuel / 10 L/h")
     ax2.set_xlabel("distance km")
     ax2.legend(loc="lower left")
     ax3.plot(*zip(*coast_open, strict=True), label="driveline open (model)")

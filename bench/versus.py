@@ -11,7 +11,8 @@ Cases, each its own process as a user runs it:
 
 - ``simulate``: ``ecu-sim simulate --duration 3600`` (the testbed truck and the CCM), its own
   ticks/s (in the loop, start-up excluded), in both trees;
-- ``class6``: the same with ``--vehicle class6 --route appendix-d``, this tree only;
+- ``class6``: the same with ``--vehicle class6 --route appendix-d``, in both trees when the
+  baseline has the class6 truck;
 - ``cosim n=1`` and ``cosim n=100``: ``ecu-sim cosim`` stepped over loopback UDP
   (bench/cosim.py), steps and ticks per second, in both trees when the baseline has the command.
 
@@ -109,6 +110,8 @@ def measure(rev: str, rounds: int, cosim_requests: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ecu-sim-baseline-") as folder:
         base = str(export(rev, Path(folder)))
         has_cosim = (Path(base) / "ecu_sim" / "cli" / "cosim.py").is_file()
+        has_class6 = (Path(base) / "ecu_sim" / "vehicle" / "class6.py").is_file()
+        class6 = ("--vehicle", "class6", "--route", "appendix-d")
         tree = str(REPO)
 
         def one_tick(tree: str | None) -> float:
@@ -120,7 +123,8 @@ def measure(rev: str, rounds: int, cosim_requests: int) -> dict[str, Any]:
         # (case, this tree's run, the baseline's run or None), run in this order in every round
         cases: list[tuple[str, Callable[[], float], Callable[[], float] | None]] = [
             ("simulate", lambda: simulate_rate(tree), lambda: simulate_rate(base)),
-            ("class6", lambda: simulate_rate(tree, "--vehicle", "class6", "--route", "appendix-d"), None),
+            ("class6", lambda: simulate_rate(tree, *class6),
+             (lambda: simulate_rate(base, *class6)) if has_class6 else None),
             ("cosim n=1", lambda: one_tick(None), (lambda: one_tick(base)) if has_cosim else None),
             ("cosim n=100", lambda: hundred_ticks(None),
              (lambda: hundred_ticks(base)) if has_cosim else None),

@@ -47,6 +47,11 @@ class TorqueCurve:
         v = self._values
         return v[i] + (x - i) * (v[i + 1] - v[i])
 
+    def sampling(self) -> tuple[float, float, int, list[float]]:
+        """(first rpm, points per rpm, last index, values): for a hot path that inlines :meth:`at`
+        with the very same arithmetic, so it gets the same bits."""
+        return self._lo, self._inv, self._last, self._values
+
 
 def _interpolate(points: Sequence[tuple[float, float]], rpm: float) -> float:
     if rpm <= points[0][0]:

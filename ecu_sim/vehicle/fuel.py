@@ -28,7 +28,7 @@ Only + - * / and comparisons run per lookup, so the fuel is bit-identical on eve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ecu_sim.vehicle.engine import TorqueCurve
@@ -68,10 +68,15 @@ def peak_nm(full_load: Sequence[tuple[float, float]]) -> float:
 
 
 class FuelMap:
-    """A :class:`FuelTable` scaled to an engine (module docstring), with fuel cut below motoring."""
+    """A :class:`FuelTable` scaled to an engine (module docstring), with fuel cut below motoring.
 
-    __slots__ = ("_first_nm", "_first_rpm", "_inv_nm", "_inv_rpm", "_last_i", "_last_j", "_motoring",
-                 "_rows", "first_nm", "first_rpm", "step_nm", "step_rpm", "torque_scale")
+    ``rate_gps(rpm, torque_nm)`` and ``rate_lph(rpm, torque_nm)`` are lookups built once: closures
+    over the table in each unit, with the motoring curve's lookup written out inside, because the
+    class6 model calls one every tick.
+    """
+
+    __slots__ = ("_rows", "first_nm", "first_rpm", "rate_gps", "rate_lph", "step_nm", "step_rpm",
+                 "torque_scale")
 
     def __init__(self, table: FuelTable, idle_rpm: float, full_load: Sequence[tuple[float, float]],
                  motoring: TorqueCurve) -> None:
@@ -89,42 +94,50 @@ class FuelMap:
             power_ratio = k * (self.first_rpm + i * self.step_rpm) / (table.first_rpm + i * table.step_rpm)
             rows.append(tuple(rate * power_ratio for rate in source_row))
         self._rows = tuple(rows)
-        self._first_rpm, self._inv_rpm = self.first_rpm, 1.0 / self.step_rpm
-        self._first_nm, self._inv_nm = self.first_nm, 1.0 / self.step_nm
-        self._last_i = len(rows) - 2
-        self._last_j = len(rows[0]) - 2
-        self._motoring = motoring
+        #: fuel mass rate, g/s, of the engine at ``rpm`` delivering ``torque_nm``
+        self.rate_gps: Callable[[float, float], float] = self._lookup(self._rows, motoring)
+        #: fuel volume rate, L/h, at :data:`DIESEL_KG_PER_L`
+        self.rate_lph: Callable[[float, float], float] = self._lookup(
+            tuple(tuple(rate * LPH_PER_GPS for rate in row) for row in rows), motoring)
+
+    def _lookup(self, rows: tuple[tuple[float, ...], ...],
+                motoring: TorqueCurve) -> Callable[[float, float], float]:
+        first_rpm, inv_rpm, last_i = self.first_rpm, 1.0 / self.step_rpm, len(rows) - 2
+        first_nm, inv_nm, last_j = self.first_nm, 1.0 / self.step_nm, len(rows[0]) - 2
+        lo, inv, last, drags = motoring.sampling()
+
+        def rate(rpm: float, torque_nm: float) -> float:
+            x = (rpm - lo) * inv  # TorqueCurve.at, written out
+            if x <= 0.0:
+                drag = drags[0]
+            else:
+                i = int(x)
+                drag = drags[last + 1] if i > last else drags[i] + (x - i) * (drags[i + 1] - drags[i])
+            if torque_nm <= drag:
+                return 0.0
+            x = (rpm - first_rpm) * inv_rpm
+            i = int(x) if x > 0.0 else 0
+            fx = x - i if x > 0.0 else 0.0
+            if i > last_i:
+                i, fx = last_i, 1.0
+            low, high = rows[i], rows[i + 1]
+            if torque_nm < 0.0:
+                idle = low[0] + fx * (high[0] - low[0])
+                return idle * (torque_nm - drag) / -drag
+            y = (torque_nm - first_nm) * inv_nm
+            j = int(y) if y > 0.0 else 0
+            fy = y - j if y > 0.0 else 0.0
+            if j > last_j:
+                j, fy = last_j, 1.0
+            a = low[j] + fy * (low[j + 1] - low[j])
+            b = high[j] + fy * (high[j + 1] - high[j])
+            return a + fx * (b - a)
+
+        return rate
 
     def at_grid(self, i: int, j: int) -> float:
         """The scaled rate at grid point (i, j), g/s: what the lookup returns there."""
         return self._rows[i][j]
-
-    def rate_gps(self, rpm: float, torque_nm: float) -> float:
-        """Fuel mass rate, g/s, of the engine at ``rpm`` delivering ``torque_nm``."""
-        drag = self._motoring.at(rpm)
-        if torque_nm <= drag:
-            return 0.0
-        x = (rpm - self._first_rpm) * self._inv_rpm
-        i = int(x) if x > 0.0 else 0
-        fx = x - i if x > 0.0 else 0.0
-        if i > self._last_i:
-            i, fx = self._last_i, 1.0
-        low, high = self._rows[i], self._rows[i + 1]
-        if torque_nm < 0.0:
-            idle = low[0] + fx * (high[0] - low[0])
-            return idle * (torque_nm - drag) / -drag
-        y = (torque_nm - self._first_nm) * self._inv_nm
-        j = int(y) if y > 0.0 else 0
-        fy = y - j if y > 0.0 else 0.0
-        if j > self._last_j:
-            j, fy = self._last_j, 1.0
-        a = low[j] + fy * (low[j + 1] - low[j])
-        b = high[j] + fy * (high[j + 1] - high[j])
-        return a + fx * (b - a)
-
-    def rate_lph(self, rpm: float, torque_nm: float) -> float:
-        """Fuel volume rate, L/h, at :data:`DIESEL_KG_PER_L`."""
-        return self.rate_gps(rpm, torque_nm) * LPH_PER_GPS
 
     def bsfc(self, rpm: float, torque_nm: float) -> float:
         """Brake-specific fuel consumption, g/kWh, at a point of positive power."""
