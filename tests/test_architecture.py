@@ -31,7 +31,7 @@ ALLOWED = {
     "faults": {"codec", "runtime", "bus"},
     "settings": {"faults", "runtime", "vehicle", "control"},
     "fmi": {"vehicle"},
-    "cosim": {"bus", "codec", "faults", "nodes", "runtime", "settings", "vehicle", "control"},
+    "cosim": {"bus", "codec", "faults", "nodes", "runtime", "settings", "vehicle", "control", "j1939"},
     # reads a run's outputs (io/) and draws them; a journal's log is replayed (runs/) and the
     # replayed node's state comes from nodes/
     "plot": {"io", "runs", "nodes", "faults"},

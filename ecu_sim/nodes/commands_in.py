@@ -9,16 +9,34 @@ available" readings of a parameter do not apply to them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
+import can
 from cantools.database.can import Message, Signal
 
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.j1939.checksum import BitField, Integrity, Verdict
 from ecu_sim.j1939.ids import destination_of, source_address_of
-from ecu_sim.powertrain.engine_control import Override, Tsc1Command
+from ecu_sim.powertrain.brake_control import Admission as XbrAdmission
+from ecu_sim.powertrain.brake_control import BrakeController, BrakeOutput, Ebi, XbrCommand, XbrMode
+from ecu_sim.powertrain.engine_control import (
+    Admission,
+    EngineRequest,
+    Override,
+    TorqueMode,
+    Tsc1Arbiter,
+    Tsc1Command,
+)
+from ecu_sim.powertrain.retarder import Retarder, RetarderOutput
+from ecu_sim.vehicle.class6 import Class6Model, Class6State
+from ecu_sim.vehicle.engine import EngineCommand
+
+log = logging.getLogger(__name__)
+#: a control function's tick: each carries the DTCs it holds active
+_Output = TypeVar("_Output", EngineRequest, BrakeOutput, RetarderOutput)
 
 #: TSC1 SPNs: override mode, priority, requested speed, torque, fractional torque, rate, purpose, counter
 TSC1_MODE, TSC1_PRIORITY, TSC1_SPEED, TSC1_TORQUE = 695, 897, 898, 518
@@ -113,3 +131,98 @@ def tsc1_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> 
         torque_pct=torque_pct, rate_code=7 if rate is None else rate,
         purpose=31 if purpose is None else purpose,
         counter=None if counter is None or counter == 0xF else counter)
+
+
+def xbr_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> XbrCommand | None:
+    """A checked XBR frame as the brakes take it; None when its demand is not available."""
+    raw = intake.raw
+    demand = raw(XBR_DEMAND, payload)
+    if demand is None or demand > _MAX_16:
+        return None
+    mode = raw(XBR_MODE, payload) or 0
+    ebi = raw(XBR_EBI, payload)
+    return XbrCommand(source=source_address_of(arbitration_id), accel_mps2=intake.value(XBR_DEMAND, demand),
+                      ebi=Ebi(ebi) if ebi is not None and ebi <= Ebi.INTEGRATED else Ebi.INTEGRATED,
+                      priority=raw(XBR_PRIORITY, payload) or 0,
+                      mode=XbrMode(mode) if mode <= XbrMode.MAXIMUM else XbrMode.DISABLED,
+                      counter=raw(XBR_COUNTER, payload))
+
+
+class Controls:
+    """The received commands and the control functions they drive: TSC1 to the engine (its
+    arbiter), TSC1 to the retarder (the retarder), XBR to the brakes (the brake controller)."""
+
+    def __init__(self, period_s: float, engine: tuple[CommandIntake, Tsc1Arbiter] | None,
+                 retarder: tuple[CommandIntake, Retarder] | None,
+                 brakes: tuple[CommandIntake, BrakeController] | None, own_address: int) -> None:
+        self.period_s = period_s
+        self.engine = engine
+        self.retarder = retarder
+        self.brakes = brakes
+        self.engine_request = EngineRequest(None, None, TorqueMode.NO_REQUEST, own_address, frozenset())
+        self.retarder_output: RetarderOutput | None = None
+        self.brake_output: BrakeOutput | None = None
+        self._logged: set[str] = set()
+
+    def receive(self, msg: can.Message, tick: int) -> str | None:
+        """None: not a command; "": taken; else the kind of ``invalid`` the frame counts as."""
+        arbitration_id = msg.arbitration_id
+        for pair in (self.engine, self.retarder, self.brakes):
+            if pair is None or not pair[0].matches(arbitration_id):
+                continue
+            intake, function = pair
+            payload = bytes(msg.data)
+            failure = intake.check(arbitration_id, payload)
+            if failure is not None:
+                return failure
+            if isinstance(function, BrakeController):
+                command = xbr_command(intake, arbitration_id, payload)
+                if command is None:
+                    return f"{intake.name}_not_available"
+                taken = function.receive(tick, command) is XbrAdmission.ACCEPTED
+            elif isinstance(function, Retarder):
+                function.receive(tick, tsc1_command(intake, arbitration_id, payload))
+                taken = True
+            else:
+                admission = function.receive(tick, tsc1_command(intake, arbitration_id, payload))
+                taken = admission in (Admission.ACCEPTED, Admission.SKIPPED)
+            return "" if taken else f"{intake.name}_refused"
+        return None
+
+    def decide(self, tick: int, state: Class6State, model: Class6Model, driver: TorqueMode,
+               driver_brake_pct: float) -> EngineCommand:
+        """This tick's requests, before the truck steps: what the engine, the retarder and the
+        foundation brakes are to do (the brakes' share in :attr:`brake_output`)."""
+        rpm, dt = state.engine_rpm, self.period_s
+        if self.engine is not None:
+            self.engine_request = self._log(self.engine[1].arbitrate(tick, rpm, dt, driver), "tsc1",
+                                            "TSC1 to the engine", "SPN 898 FMI 9")
+        retarder = None if self.retarder is None else self.retarder[1]
+        selection, brakes_address = 0.0, None
+        if self.brakes is not None:
+            controller = self.brakes[1]
+            endurance = 0.0 if retarder is None else (retarder.available_nm(rpm)
+                                                      * model.retarder_decel_per_nm(state))
+            out = controller.step(tick, state.accel_mps2, driver_brake_pct, dt, endurance)
+            self.brake_output = self._log(out, "xbr", "XBR to the brakes", "SPN 2920 FMI 9")
+            selection, brakes_address = out.retarder_selection_pct, out.controller
+        retarder_nm = 0.0
+        if retarder is not None:
+            self.retarder_output = self._log(retarder.step(tick, rpm, dt, selection, brakes_address),
+                                             "retarder", "TSC1 to the retarder", "SPN 898 FMI 9")
+            retarder_nm = self.retarder_output.torque_nm
+        request = self.engine_request
+        return EngineCommand(request.torque_pct, request.limit_pct, retarder_nm)
+
+    def brake_pct(self, driver_brake_pct: float) -> float:
+        """The foundation brakes' demand: the brakes' output, the driver's without brakes to ask."""
+        out = self.brake_output
+        return driver_brake_pct if out is None else out.foundation_pct
+
+    def _log(self, output: _Output, key: str, what: str, dtc: str) -> _Output:
+        """``output`` as it is; the first time its DTCs go active, a warning (once a run)."""
+        if output.dtcs and key not in self._logged:
+            self._logged.add(key)
+            log.warning("%s: a sender stopped without releasing and lost control after its timeout; "
+                        "DTC %s is active in the node's DM1 until it sends again (logged once)", what, dtc)
+        return output

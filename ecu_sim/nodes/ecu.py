@@ -89,8 +89,8 @@ class Ecu(InputNode):
             held = self._app()
             app = 0.0 if held is None else held
             if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
-                # the command the controls asked for last: a steady command is taken as prepared
-                self.vehicle.prepare(app, self._brake_demand(), self.powertrain.command())
+                # the commands of the tick before: steady ones are taken as prepared
+                self.vehicle.prepare(app, self.brake_demand_pct, self.powertrain.command())
             else:
                 self.vehicle.prepare(app, self._brake_demand())
 
@@ -110,16 +110,11 @@ class Ecu(InputNode):
         app = self._app()
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
-        if self.powertrain is not None:  # the commands decide before the truck steps
-            state = self.vehicle.state
-            assert isinstance(state, Class6State)  # the powertrain is the class6 truck's
-            self.powertrain.arbitrate(self.tick_index, state, self.app_pct, self._app_source())
-        if self.tick_index:
+        if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
+            self._step_powertrain(self.powertrain, self.vehicle)
+        elif self.tick_index:
             self.brake_demand_pct = self._brake_demand()
-            if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
-                self.vehicle.step(self.app_pct, self.brake_demand_pct, self.powertrain.command())
-            else:
-                self.vehicle.step(self.app_pct, self.brake_demand_pct)
+            self.vehicle.step(self.app_pct, self.brake_demand_pct)
         if self.powertrain is not None:
             self._tick_powertrain(self.powertrain, deadline, transmit)
             return
@@ -129,6 +124,16 @@ class Ecu(InputNode):
             if driveline is not None:
                 self.engine_frames.send(self.tick_index, deadline, driveline)
         self.finish_tick(self.app_missing, transmit)
+
+    def _step_powertrain(self, powertrain: Powertrain, vehicle: Class6Vehicle) -> None:
+        """The commands decide before the truck steps (tick 0 too, which has no interval to step):
+        the driver's brake demand goes to the brakes, which apply it or an XBR's."""
+        driver_brake = self._brake_demand()
+        command = powertrain.decide(self.tick_index, vehicle.state, self.app_pct, self._app_source(),
+                                    driver_brake)
+        self.brake_demand_pct = powertrain.brake_pct(driver_brake)
+        if self.tick_index:
+            vehicle.step(self.app_pct, self.brake_demand_pct, command)
 
     def _app_source(self) -> int | None:
         """Where the APP in use comes from (None: missing, or set on the node's page)."""
@@ -141,8 +146,7 @@ class Ecu(InputNode):
         assert isinstance(state, Class6State)  # the powertrain is the class6 truck's
         driveline = self.vehicle.driveline()
         assert driveline is not None
-        readings = powertrain.measure(driveline, state, self.app_pct, self._app_source(),
-                                      self.brake_demand_pct)
+        readings = powertrain.measure(driveline, state, self.app_pct, self._app_source())
         if transmit:
             if tick % powertrain.role_every == 0:
                 self.send(deadline, powertrain.role_payload(self.encode_speed(state.speed_kph), readings))

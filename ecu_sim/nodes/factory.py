@@ -37,7 +37,8 @@ from ecu_sim.nodes.driver import Driver, Message
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.engine_frames import EngineFrames, find_messages
 from ecu_sim.nodes.j1939part import NetworkPart, build_network
-from ecu_sim.nodes.powertrain import Powertrain, build_powertrain, hosted_messages
+from ecu_sim.nodes.powertrain import Powertrain
+from ecu_sim.nodes.powertrain_build import build_powertrain, hosted_messages
 from ecu_sim.nodes.preview import build_preview
 from ecu_sim.pedals.controls import ControlsSource
 from ecu_sim.runtime.ticks import ticks_in

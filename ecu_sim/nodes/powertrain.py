@@ -10,33 +10,23 @@ while that node's claim stands.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Mapping
 
 import can
-from cantools.database.can import Message
 
 from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
-from ecu_sim.codec.nm import node_attributes
-from ecu_sim.codec.profile import Profile
-from ecu_sim.codec.role import RoleCodec
-from ecu_sim.j1939.frames import SINGLE_FRAME
-from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
-from ecu_sim.nodes.commands_in import TSC1_MODE, CommandIntake, tsc1_command
-from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
-from ecu_sim.nodes.j1939part import NetworkPart, build_member
-from ecu_sim.nodes.powertrain_nodes import SPN_FIELDS, Member, Readings, members
-from ecu_sim.powertrain.engine_control import Admission, EngineRequest, TorqueMode, Tsc1Arbiter
-from ecu_sim.settings.model import Settings
+from ecu_sim.nodes.commands_in import Controls
+from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage
+from ecu_sim.nodes.j1939part import NetworkPart
+from ecu_sim.nodes.powertrain_nodes import Readings
+from ecu_sim.powertrain.engine_control import TorqueMode
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.drive import Driveline
 from ecu_sim.vehicle.engine import EngineCommand
 
 _RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
 _NA = math.nan
-log = logging.getLogger(__name__)
 
 
 class Powertrain:
@@ -44,7 +34,8 @@ class Powertrain:
 
     def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
                  frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
-                 model: Class6Model, cruise_address: int | None, latest: Latest, controls: Controls) -> None:
+                 model: Class6Model, cruise_address: int | None, latest: Latest,
+                 controls: Controls) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
         own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
         control's APP comes from (cruise active while it drives)."""
@@ -65,13 +56,12 @@ class Powertrain:
         self._output_rpm_per_mps = p.axle_ratio / p.tire_radius_m * _RPM_PER_RAD_S
         self._brake_limit = -p.max_brake_decel_g * p.gravity_mps2
         self._map = _map_points(model)
-        #: the engine retarder's reference torque (ERC1's 100 %): a compression brake of this
-        #: engine's size brakes at about its peak torque
-        self.retarder_reference_nm = self._reference
         #: the newest readings, which a request for a message not sent yet is answered from
         self.latest = latest
         #: the received commands and what they ask of the engine, retarder and brakes
         self.controls = controls
+        self._command = EngineCommand()
+        self._driver_brake_pct = 0.0
 
     def receive(self, msg: can.Message, tick: int) -> str | None:
         """A frame for the hosted nodes: a command is checked and taken ("" when it acts, else the
@@ -86,31 +76,36 @@ class Powertrain:
             receive(msg)
         return None
 
-    def arbitrate(self, tick: int, state: Class6State, app_pct: float, app_source: int | None) -> None:
-        """Decide this tick's engine and retarder requests before the truck steps, and hold the
-        DTCs of timed-out senders in their node's DM1."""
+    def decide(self, tick: int, state: Class6State, app_pct: float, app_source: int | None,
+               driver_brake_pct: float) -> EngineCommand:
+        """This tick's commands, decided before the truck steps: the engine's and the retarder's
+        torque (returned), the foundation brakes' demand (:meth:`brake_pct`); the DTCs of lost
+        senders held in their node's DM1."""
         cruise = app_source is not None and app_source == self._cruise_address
         driver = TorqueMode.NO_REQUEST
         if app_pct > 0.0:
             driver = TorqueMode.CRUISE if cruise else TorqueMode.PEDAL
         controls = self.controls
-        controls.arbitrate(tick, state.engine_rpm, driver)
+        command = controls.decide(tick, state, self.model, driver, driver_brake_pct)
+        self._driver_brake_pct = driver_brake_pct
+        self._command = command
         self.engine.hold(controls.engine_request.dtcs)
-        retarder = self.others.get("retarder")
-        if retarder is not None and controls.retarder_request is not None:
-            retarder.hold(controls.retarder_request.dtcs)
+        for role, output in (("brakes", controls.brake_output), ("retarder", controls.retarder_output)):
+            part = self.others.get(role)
+            if part is not None and output is not None:
+                part.hold(output.dtcs)
+        return command
 
     def command(self) -> EngineCommand:
-        """What the controls ask of the engine and the retarder this tick."""
-        request = self.controls.engine_request
-        retarder = self.controls.retarder_request
-        retarder_nm = 0.0
-        if retarder is not None and retarder.torque_pct is not None and retarder.torque_pct < 0.0:
-            retarder_nm = max(retarder.torque_pct, -100.0) * 0.01 * self.retarder_reference_nm
-        return EngineCommand(request.torque_pct, request.limit_pct, retarder_nm)
+        """The newest command: what a step prepared ahead of the deadline assumes."""
+        return self._command
 
-    def measure(self, driveline: Driveline, state: Class6State, app_pct: float, app_source: int | None,
-                brake_pct: float) -> Readings:
+    def brake_pct(self, driver_brake_pct: float) -> float:
+        """The foundation brakes' demand this tick (the driver's with no brakes node)."""
+        return self.controls.brake_pct(driver_brake_pct)
+
+    def measure(self, driveline: Driveline, state: Class6State, app_pct: float,
+                app_source: int | None) -> Readings:
         """The tick's readings from the truck's state and the demands it drove with."""
         p = self.model.params
         engine = self.model.engine
@@ -123,14 +118,16 @@ class Powertrain:
         mode = float(request.mode)
         driven = request.controller == self.engine.network.address and app_pct > 0.0
         controller = float(app_source if driven and app_source is not None else request.controller)
-        retarder = self.controls.retarder_request
+        retarder = self.controls.retarder_output
+        brakes = self.controls.brake_output
         full = engine.full.at(rpm)
         load = max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0
         output_rpm = state.speed_mps * self._output_rpm_per_mps
         ratio = p.gear_ratios[state.gear - 1]
         lockup = state.gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm
-        braking = 1.0 if brake_pct > 0.0 else 0.0
-        retarder_scale = 100.0 / self.retarder_reference_nm
+        driver_brake = self._driver_brake_pct
+        applied = self.controls.brake_pct(driver_brake)
+        braking = 1.0 if applied > 0.0 else 0.0
         readings = Readings(
             **{**driveline._asdict(), "engine_pct": indicated(state.engine_nm, rpm),
                "demand_pct": indicated(state.demand_nm, rpm)},
@@ -145,22 +142,21 @@ class Powertrain:
             output_shaft_rpm=output_rpm, input_shaft_rpm=output_rpm * ratio,
             shift_in_process=1.0 if shifting else 0.0, lockup_engaged=1.0 if lockup else 0.0,
             driveline_engaged=0.0 if shifting else 1.0, gear_ratio=ratio,
-            brake_pedal_pct=brake_pct, ebs_brake_switch=braking, front_axle_kph=state.speed_kph,
-            relative_speed_kph=0.0, xbr_state=0.0, xbr_mode=0.0, xbr_limit_mps2=self._brake_limit,
-            retarder_pct=state.retarder_nm * retarder_scale,
+            brake_pedal_pct=driver_brake, ebs_brake_switch=braking, front_axle_kph=state.speed_kph,
+            relative_speed_kph=0.0,
+            xbr_state=_NA if brakes is None else float(brakes.state),
+            xbr_mode=_NA if brakes is None else float(brakes.active),
+            xbr_limit_mps2=self._brake_limit if brakes is None else brakes.accel_limit_mps2,
+            retarder_pct=_NA if retarder is None else retarder.actual_pct,
             retarder_mode=_NA if retarder is None else float(retarder.mode),
-            retarder_intended_pct=self._intended_retarder_pct(),
+            retarder_intended_pct=_NA if retarder is None else retarder.intended_pct,
             retarder_controller=_NA if retarder is None else float(retarder.controller),
-            retarder_max_pct=-100.0 if state.gear == state.selected and lockup else 0.0,
-            brake_controller=_NA, foundation_brake_use=braking, accel_mps2=state.accel_mps2)
+            retarder_max_pct=_NA if retarder is None else retarder.max_available_pct,
+            retarder_selection_pct=0.0 if brakes is None else brakes.retarder_selection_pct,
+            brake_controller=_NA if brakes is None else float(brakes.controller),
+            foundation_brake_use=braking, accel_mps2=state.accel_mps2)
         self.latest.readings = readings
         return readings
-
-    def _intended_retarder_pct(self) -> float:
-        request = self.controls.retarder_request
-        if request is None or request.torque_pct is None:
-            return 0.0
-        return max(min(request.torque_pct, 0.0), -100.0)
 
     def numbers(self) -> dict[str, float]:
         """The tick's powertrain figures by name, for the trace, the stream and the plot."""
@@ -197,51 +193,6 @@ class Powertrain:
         return " | ".join(f"{role} {part.status_text()}" for role, part in self.others.items())
 
 
-class Controls:
-    """TSC1 to the engine and to the retarder (checked, then arbitrated), as the DBC has them."""
-
-    def __init__(self, engine: tuple[CommandIntake, Tsc1Arbiter] | None,
-                 retarder: tuple[CommandIntake, Tsc1Arbiter] | None, period_s: float,
-                 own_address: int) -> None:
-        self._tsc1 = tuple(pair for pair in (engine, retarder) if pair is not None)
-        self._engine = None if engine is None else engine[1]
-        self._retarder = None if retarder is None else retarder[1]
-        self.period_s = period_s
-        self.engine_request = EngineRequest(None, None, TorqueMode.NO_REQUEST, own_address, frozenset())
-        self.retarder_request: EngineRequest | None = None
-        self._logged: set[int] = set()
-
-    def receive(self, msg: can.Message, tick: int) -> str | None:
-        """None: not a command; "": taken; else the kind of ``invalid`` the frame counts as."""
-        arbitration_id = msg.arbitration_id
-        for intake, arbiter in self._tsc1:
-            if intake.matches(arbitration_id):
-                payload = bytes(msg.data)
-                failure = intake.check(arbitration_id, payload)
-                if failure is None:
-                    admission = arbiter.receive(tick, tsc1_command(intake, arbitration_id, payload))
-                    taken = admission in (Admission.ACCEPTED, Admission.SKIPPED)
-                    return "" if taken else f"{intake.name}_refused"
-                return failure
-        return None
-
-    def arbitrate(self, tick: int, engine_rpm: float, driver: TorqueMode) -> None:
-        if self._engine is not None:
-            self.engine_request = self._arbitrate(self._engine, tick, engine_rpm, driver)
-        if self._retarder is not None:
-            self.retarder_request = self._arbitrate(self._retarder, tick, engine_rpm, TorqueMode.NO_REQUEST)
-
-    def _arbitrate(self, arbiter: Tsc1Arbiter, tick: int, engine_rpm: float,
-                   driver: TorqueMode) -> EngineRequest:
-        request = arbiter.arbitrate(tick, engine_rpm, self.period_s, driver)
-        if request.dtcs and arbiter.own_address not in self._logged:
-            self._logged.add(arbiter.own_address)
-            log.warning("TSC1 to 0x%02X: a sender stopped without releasing its control and lost it "
-                        "after %d of its periods; DTC SPN 898 FMI 9 is active while it stays silent "
-                        "(logged once)", arbiter.own_address, arbiter.missed_periods)
-        return request
-
-
 class Latest:
     """The newest readings, and each message's payload from them when a Request asks for it."""
 
@@ -266,99 +217,3 @@ def _map_points(model: Class6Model) -> dict[str, float]:
         points[f"point{number}_rpm"] = rpm
         points[f"point{number}_pct"] = torque * 100.0 / reference
     return {**points, "inertia_kg_m2": p.engine_inertia_kg_m2, "default_limit_nm": reference}
-
-
-class TransportOutput:
-    """A message over eight bytes (EC1) goes by BAM through its node's network layer."""
-
-    def __init__(self, part: NetworkPart, pgn: int) -> None:
-        self._part = part
-        self._pgn = pgn
-
-    def send(self, tick: int, deadline: float, data: bytes) -> None:
-        self._part.broadcast(self._pgn, data)
-
-
-def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, Message, int]]:
-    """Each message a hosted node sends (but the ECU's own speed message), with its node and
-    the identifier it goes out with: from the node's address (the engine's: ``--address`` when
-    given)."""
-    found = []
-    by_node = {member.node: member for member in members(profile.database).values()}
-    speed_id = profile.speed.frame_id
-    engine_address = settings.j1939.address
-    for message, _ in find_messages(profile.database, profile.speed.is_j1939, SPN_FIELDS, list(by_node)):
-        if message.frame_id == speed_id:
-            continue
-        # a message of two senders (ETC2: engine and transmission) is its last hosted one's: the
-        # first keeps the single node's address, the owner sends it in the powertrain
-        member = [by_node[name] for name in message.senders if name in by_node][-1]
-        address = engine_address if member.role == "engine" and engine_address is not None else member.address
-        frame_id = from_source(message.frame_id, address) if message.is_extended_frame else message.frame_id
-        found.append((member, message, frame_id))
-    return found
-
-
-def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Class6Model,
-                     engine: Callable[[Mapping[int, Callable[[], bytes | None]]], NetworkPart],
-                     new_frame: FrameFactory) -> Powertrain:
-    """The powertrain on ``port``: ``engine`` builds the engine's part (the ECU's own) from its
-    requestable PGNs; the other nodes' parts, every message with its output and gate, here."""
-    period = settings.run.resolved_period_s
-    is_j1939 = profile.speed.is_j1939
-    hosted = members(profile.database)
-    messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
-    long_ones: list[tuple[EngineMessage, str]] = []
-    for member, message, frame_id in hosted_messages(profile, settings):
-        codecs = [(RoleCodec(message, s, is_j1939=is_j1939), s.spn) for s in message.signals
-                  if s.spn in SPN_FIELDS]
-        output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
-        built = EngineMessage(message, codecs, every_ticks(message, period), output, SPN_FIELDS)
-        messages[member.role].append(built)
-        if message.length > SINGLE_FRAME:
-            long_ones.append((built, member.role))
-
-    latest = Latest()
-
-    def requestable(role: str) -> dict[int, Callable[[], bytes | None]]:
-        return {pgn_of(m.message.frame_id): latest.payload_of(m) for m in messages[role]}
-
-    parts = {"engine": engine(requestable("engine"))}
-    for role, member in hosted.items():
-        if role != "engine":
-            parts[role] = build_member(role.upper(), member.part.function, member.address, port, profile,
-                                       [member.node], settings.j1939, period, new_frame, requestable(role))
-    for role, built_messages in messages.items():
-        for m in built_messages:
-            m.gate = parts[role]
-    for m, role in long_ones:
-        m.output = TransportOutput(parts[role], pgn_of(m.message.frame_id))
-    speed = profile.speed
-    ccvs_codecs = [(RoleCodec(speed.message, s, is_j1939=is_j1939), s.spn) for s in speed.message.signals
-                   if s.spn in SPN_FIELDS]
-    ccvs = (EngineMessage(speed.message, ccvs_codecs, 1, Transmitter(port, speed.frame_id, True, new_frame),
-                          SPN_FIELDS) if ccvs_codecs else None)
-    app_senders = list(profile.app.message.senders or [])
-    cruise = node_attributes(profile.database, app_senders).get("address")
-    all_messages = [m for ms in messages.values() for m in ms]
-    others = {role: part for role, part in parts.items() if role != "engine"}
-    controls = Controls(_tsc1(profile, hosted.get("engine"), settings, period, "tsc1"),
-                        _tsc1(profile, hosted.get("retarder"), settings, period, "tsc1_retarder"),
-                        period, parts["engine"].network.address)
-    return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, cruise, latest, controls)
-
-
-def _tsc1(profile: Profile, member: Member | None, settings: Settings, period_s: float,
-          name: str) -> tuple[CommandIntake, Tsc1Arbiter] | None:
-    """The TSC1 of the DBC addressed to ``member`` (by its identifier's destination), checked and
-    arbitrated there; None when the DBC has none for it."""
-    if member is None:
-        return None
-    for message in profile.database.messages:
-        spns = {signal.spn for signal in message.signals}
-        if TSC1_MODE in spns and destination_of(message.frame_id) == member.address:
-            arbiter = Tsc1Arbiter(period_s, own_address=member.address,
-                                  accepted=settings.j1939.accepted_tsc1_sources())
-            return CommandIntake(message, member.address, name), arbiter
-    return None

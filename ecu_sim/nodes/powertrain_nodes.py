@@ -143,6 +143,7 @@ class Readings(NamedTuple):
     retarder_intended_pct: float
     retarder_controller: float
     retarder_max_pct: float
+    retarder_selection_pct: float
     brake_controller: float
     foundation_brake_use: float
     accel_mps2: float
@@ -167,7 +168,8 @@ _SPN_NAMES: Final = {
     908: "relative_speed_kph", 909: "relative_speed_kph", 910: "relative_speed_kph",
     2917: "xbr_state", 2918: "xbr_mode", 2921: "xbr_limit_mps2",
     520: "retarder_pct", 900: "retarder_mode", 1085: "retarder_intended_pct",
-    1480: "retarder_controller", 1717: "retarder_max_pct", 1481: "brake_controller",
+    1480: "retarder_controller", 1717: "retarder_max_pct", 973: "retarder_selection_pct",
+    1481: "brake_controller",
     2919: "foundation_brake_use",
 }
 #: SPN -> the field of :class:`Readings` it carries

@@ -16,6 +16,9 @@ from typing import Any
 from ecu_sim.control.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
+from ecu_sim.settings.j1939 import NETWORKS as NETWORKS
+from ecu_sim.settings.j1939 import POWERTRAIN as POWERTRAIN
+from ecu_sim.settings.j1939 import J1939Settings as J1939Settings
 from ecu_sim.vehicle.drive import PRESETS
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.road import ROUTE_ENDS
@@ -27,9 +30,6 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 TX_MODES = ("auto", "kernel", "user")
 #: python-can writers whose files python-can reads back with every flag the nodes look at
 RECORD_FORMATS = (".log", ".asc", ".blf")
-#: ``[j1939] network``: the ECU as one J1939 node, or the powertrain as four
-NETWORKS = ("single", "powertrain")
-POWERTRAIN = "powertrain"
 #: MCAP: written by ecu_sim.io.mcap_format (the ``mcap`` extra), tick journal inside, one file
 MCAP_FORMAT = ".mcap"
 
@@ -258,61 +258,6 @@ class DriverSettings:
             found.append(f"step_pct must be within 0..100 % and above 0 (got {self.step_pct})")
         if not 0 <= self.driver_source <= 253:
             found.append(f"driver_source must be a J1939 source address 0..253 (got {self.driver_source})")
-        return found
-
-
-@dataclass(frozen=True)
-class J1939Settings:
-    """The node as a J1939 network member: its NAME, its address, whether it claims, its IDs.
-
-    Unset (None) values come from the DBC's node attributes (``NmStationAddress``, ``NmJ1939*``),
-    else from the node's own frame identifier and ecu-sim's defaults.
-    """
-
-    #: None: on, except for the amp profile, whose testbed bus carries its two frames only
-    address_claim: bool | None = None
-    address: int | None = None
-    identity_number: int | None = None
-    manufacturer_code: int | None = None
-    function: int | None = None
-    function_instance: int | None = None
-    ecu_instance: int | None = None
-    vehicle_system: int | None = None
-    vehicle_system_instance: int | None = None
-    industry_group: int | None = None
-    arbitrary_address_capable: bool | None = None
-    #: Component ID, Software ID and ECU ID as their fields separated by ``*`` (make*model*serial*unit)
-    component_id: str | None = None
-    software_id: str | None = None
-    ecu_id: str | None = None
-    #: single: the ECU is one J1939 node; powertrain: engine, transmission, brakes and retarder,
-    #: each its own node, at a 10 ms base tick (class6 on the j1939 profile only; docs/j1939.md)
-    network: str = "single"
-    #: source addresses whose TSC1 the engine and the retarder accept; empty: any
-    tsc1_sources: tuple[str, ...] = ()
-
-    def accepted_tsc1_sources(self) -> frozenset[int] | None:
-        """The addresses ``tsc1_sources`` names, None for any (checked by :meth:`problems`)."""
-        return frozenset(int(a, 0) for a in self.tsc1_sources) if self.tsc1_sources else None
-
-    def problems(self) -> list[str]:
-        found = []
-        if self.address is not None and not 0 <= self.address <= 253:
-            found.append(f"address must be 0..253 (got {self.address})")
-        if self.network not in NETWORKS:
-            found.append(f"network must be {_one_of(NETWORKS)} (got {self.network!r})")
-        for text in self.tsc1_sources:
-            try:
-                valid = 0 <= int(text, 0) <= 253
-            except ValueError:
-                valid = False
-            if not valid:
-                found.append(f"tsc1_sources must list J1939 source addresses 0..253, decimal or 0x hex "
-                             f"(got {text!r})")
-        for key in ("component_id", "software_id", "ecu_id"):
-            text = getattr(self, key)
-            if text is not None and not text.isascii():
-                found.append(f"{key} must be ASCII text (got {text!r})")
         return found
 
 

@@ -1,0 +1,145 @@
+"""Building the powertrain network: its nodes' parts, every message with its output, its commands.
+
+The factory (:mod:`ecu_sim.nodes.factory`) calls :func:`build_powertrain` for an ECU of
+``--network powertrain``; everything is built here up front, before the first tick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from cantools.database.can import Message, Signal
+
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
+from ecu_sim.codec.nm import node_attributes
+from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.j1939.frames import SINGLE_FRAME
+from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
+from ecu_sim.nodes.commands_in import TSC1_MODE, XBR_DEMAND, CommandIntake, Controls
+from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
+from ecu_sim.nodes.j1939part import NetworkPart, build_member
+from ecu_sim.nodes.powertrain import Latest, Powertrain
+from ecu_sim.nodes.powertrain_nodes import SPN_FIELDS, Member, members
+from ecu_sim.powertrain.brake_control import BrakeController
+from ecu_sim.powertrain.engine_control import Tsc1Arbiter
+from ecu_sim.powertrain.retarder import Retarder
+from ecu_sim.settings.model import Settings
+from ecu_sim.vehicle.class6 import Class6Model
+
+
+class TransportOutput:
+    """A message over eight bytes (EC1) goes by BAM through its node's network layer."""
+
+    def __init__(self, part: NetworkPart, pgn: int) -> None:
+        self._part = part
+        self._pgn = pgn
+
+    def send(self, tick: int, deadline: float, data: bytes) -> None:
+        self._part.broadcast(self._pgn, data)
+
+
+def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, Message, int]]:
+    """Each message a hosted node sends (but the ECU's own speed message), with its node and
+    the identifier it goes out with: from the node's address (the engine's: ``--address`` when
+    given)."""
+    found = []
+    by_node = {member.node: member for member in members(profile.database).values()}
+    speed_id = profile.speed.frame_id
+    engine_address = settings.j1939.address
+    for message, _ in find_messages(profile.database, profile.speed.is_j1939, SPN_FIELDS, list(by_node)):
+        if message.frame_id == speed_id:
+            continue
+        # a message of two senders (ETC2: engine and transmission) is its last hosted one's: the
+        # first keeps the single node's address, the owner sends it in the powertrain
+        member = [by_node[name] for name in message.senders if name in by_node][-1]
+        address = engine_address if member.role == "engine" and engine_address is not None else member.address
+        frame_id = from_source(message.frame_id, address) if message.is_extended_frame else message.frame_id
+        found.append((member, message, frame_id))
+    return found
+
+
+def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Class6Model,
+                     engine: Callable[[Mapping[int, Callable[[], bytes | None]]], NetworkPart],
+                     new_frame: FrameFactory) -> Powertrain:
+    """The powertrain on ``port``: ``engine`` builds the engine's part (the ECU's own) from its
+    requestable PGNs; the other nodes' parts, every message with its output and gate, here."""
+    period = settings.run.resolved_period_s
+    is_j1939 = profile.speed.is_j1939
+    hosted = members(profile.database)
+    messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
+    long_ones: list[tuple[EngineMessage, str]] = []
+    for member, message, frame_id in hosted_messages(profile, settings):
+        codecs = [(_codec(message, s, is_j1939), s.spn) for s in message.signals
+                  if s.spn in SPN_FIELDS]
+        output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
+        built = EngineMessage(message, codecs, every_ticks(message, period), output, SPN_FIELDS)
+        messages[member.role].append(built)
+        if message.length > SINGLE_FRAME:
+            long_ones.append((built, member.role))
+
+    latest = Latest()
+
+    def requestable(role: str) -> dict[int, Callable[[], bytes | None]]:
+        return {pgn_of(m.message.frame_id): latest.payload_of(m) for m in messages[role]}
+
+    parts = {"engine": engine(requestable("engine"))}
+    for role, member in hosted.items():
+        if role != "engine":
+            parts[role] = build_member(role.upper(), member.part.function, member.address, port, profile,
+                                       [member.node], settings.j1939, period, new_frame, requestable(role))
+    for role, built_messages in messages.items():
+        for m in built_messages:
+            m.gate = parts[role]
+    for m, role in long_ones:
+        m.output = TransportOutput(parts[role], pgn_of(m.message.frame_id))
+    speed = profile.speed
+    ccvs_codecs = [(_codec(speed.message, s, is_j1939), s.spn) for s in speed.message.signals
+                   if s.spn in SPN_FIELDS]
+    ccvs = (EngineMessage(speed.message, ccvs_codecs, 1, Transmitter(port, speed.frame_id, True, new_frame),
+                          SPN_FIELDS) if ccvs_codecs else None)
+    app_senders = list(profile.app.message.senders or [])
+    cruise = node_attributes(profile.database, app_senders).get("address")
+    all_messages = [m for ms in messages.values() for m in ms]
+    others = {role: part for role, part in parts.items() if role != "engine"}
+    controls = _controls(profile, hosted, settings, model, period, parts["engine"].network.address)
+    return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
+                      every_ticks(speed.message, period), model, cruise, latest, controls)
+
+
+def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
+    """A signal's codec. A state field shorter than a byte (a torque mode, EBC5's XBR state) uses
+    every value its SPN defines (14 "other", 2 "no demand accepted"), so only the DBC's range
+    bounds it, not J1939's discrete "error" and "not available" of the top values."""
+    return RoleCodec(message, signal, is_j1939=is_j1939 and signal.length >= 8)
+
+
+def _controls(profile: Profile, hosted: Mapping[str, Member], settings: Settings, model: Class6Model,
+              period_s: float, own_address: int) -> Controls:
+    """The commands the DBC addresses to the hosted nodes (by their identifiers' destinations):
+    TSC1 to the engine and to the retarder, XBR to the brakes, each with its control function."""
+    accepted = settings.j1939.accepted_tsc1_sources()
+
+    def intake(role: str, spn: int, name: str) -> CommandIntake | None:
+        member = hosted.get(role)
+        if member is None:
+            return None
+        for message in profile.database.messages:
+            if spn in {s.spn for s in message.signals} and destination_of(message.frame_id) == member.address:
+                return CommandIntake(message, member.address, name)
+        return None
+
+    engine = intake("engine", TSC1_MODE, "tsc1")
+    retarder = intake("retarder", TSC1_MODE, "tsc1_retarder")
+    brakes = intake("brakes", XBR_DEMAND, "xbr")
+    p = model.params
+    return Controls(
+        period_s,
+        None if engine is None else (engine, Tsc1Arbiter(period_s, own_address=engine.destination,
+                                                          accepted=accepted)),
+        None if retarder is None else (retarder, Retarder(period_s, own_address=retarder.destination,
+                                                          accepted=accepted)),
+        None if brakes is None else (brakes, BrakeController(period_s, p.max_brake_decel_g * p.gravity_mps2,
+                                                             own_address=brakes.destination)),
+        own_address)
