@@ -55,7 +55,8 @@ def decoded(r: Rig, name: str, source: int) -> list[tuple[int, dict[str, float]]
 
 def decelerations(r: Rig, after: int) -> list[float]:
     """m/s^2 between successive CCVS1 speeds (100 ms apart) from tick ``after`` on."""
-    speeds = [(tick, v["WheelBasedVehicleSpeed"] / 3.6) for tick, v in decoded(r, "CCVS1", 0x00) if tick >= after]
+    speeds = [(tick, v["WheelBasedVehicleSpeed"] / 3.6) for tick, v in decoded(r, "CCVS1", 0x00)
+              if tick >= after]
     return [(b - a) / ((tb - ta) * 0.01) for (ta, a), (tb, b) in itertools.pairwise(speeds)]
 
 
