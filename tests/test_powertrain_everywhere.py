@@ -4,6 +4,7 @@ controls the engine, and a co-simulation peer's TSC1 acts in the tick it is give
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from pathlib import Path
@@ -70,3 +71,31 @@ def test_a_cosim_peers_tsc1_frame_acts_in_the_tick_it_is_given_for() -> None:
         assert sent is not None and any(f.offset == 2 for f in sent)
         # ETC2 comes from the transmission at 0x03, and the contract's signals still read it
         assert not math.isnan(dict(zip(names, outputs, strict=True))["ETC2.TransCurrentGear"])
+
+
+CAMPAIGN = """
+[base]
+run.duration_s = 60
+run.grade_pct = 0
+run.initial_speed_kph = 70
+run.set_speed_kph = 80
+vehicle.preset = "class6"
+profile.name = "j1939"
+j1939.network = "powertrain"
+
+[matrix]
+driver.mode = ["ccm", "tsc1"]
+"""
+
+
+def test_a_campaign_of_the_powertrain_drives_the_ccm_by_pedal_and_by_tsc1_alike(
+        cli_main: Cli, tmp_path: Path) -> None:
+    spec = tmp_path / "powertrain.toml"
+    spec.write_text(CAMPAIGN)
+    result = cli_main("campaign", str(spec), "--out", str(tmp_path / "out"))
+    assert result.status == 0, result.err
+    with (tmp_path / "out" / "results.csv").open() as handle:
+        rows = {row["driver.mode"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == {"ccm", "tsc1"}
+    for row in rows.values():  # each holds its set speed after settling, at 6000 ticks of 10 ms
+        assert row["status"] == "ok" and float(row["error_max_kph"]) < 1.5 and row["ticks"] == "6000"
