@@ -243,5 +243,6 @@ def test_a_recording_of_ccm_command_tsc1_holds_frames_cantools_decodes_with_true
     assert len(tsc1) >= 10 and len(xbr) >= 10, f"{len(tsc1)} TSC1 and {len(xbr)} XBR frames"
     assert all(v["MessageChecksum"] == tsc1_checksum(bytes(m.data), m.arbitration_id) for m, v in tsc1)
     assert all(v["XBRMessageChecksum"] == xbr_checksum(bytes(m.data), m.arbitration_id) for m, v in xbr)
+    assert {v["TSC1TransmissionRate"] for _, v in tsc1} == {6}  # 20 ms, XBR's rate, by default
     modes = [v["EngOverrideCtrlMode"] for _, v in tsc1]
     assert modes[-1] == 2 and set(modes) <= {0, 2}  # torque control once it hears the speed

@@ -19,9 +19,11 @@ does the same with the demands it computes anyway (ecu_sim.nodes.ccm):
   0 % (comfort, the brakes shape the response). Otherwise XBR override disabled (mode 00).
 
 Both go out every tick of the CCM's loop, each with its message counter (TSC1 0..7, XBR 0..15, +1
-per frame) and checksum. TSC1's transmission-rate field declares the slowest standard rate that is
-not faster than the loop (100 ms at the default period), and the engine times the source out from
-that declaration; J1939-71's 10 to 20 ms is reached by running the CCM faster (``--period 0.02``).
+per frame) and checksum. The loop runs at COMMAND_PERIOD_S unless ``--period`` says otherwise
+(ecu_sim.runs.prepare.command_timing): J1939-71's XBR rate while active, which the brakes time
+the stream out by, and within TSC1's 10 to 20 ms. TSC1's transmission-rate field declares the
+fastest standard rate that is not faster than the loop, and the engine times the source out
+from that declaration.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ XBR_EBI_ALLOWED = 2  # 10: endurance brake integration allowed
 XBR_PRIORITY_ACC = 2  # 10
 #: J1939-71's TSC1 transmission rates: field value -> period in seconds (7: the standard 10 ms)
 TSC1_RATES = {0: 1.0, 1: 0.75, 2: 0.5, 3: 0.25, 4: 0.1, 5: 0.05, 6: 0.02, 7: 0.01}
+#: the CCM's default period with TSC1 and XBR: J1939-71's XBR rate while active, within TSC1's 10..20 ms
+COMMAND_PERIOD_S = 0.02
 #: deceleration asked per km/h above the brake band, m/s^2, and the most the CCM asks
 XBR_GAIN_MPS2_PER_KPH = 0.2
 XBR_MAX_DECEL_MPS2 = 2.0

@@ -15,6 +15,7 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
 from ecu_sim.nodes import powertrain_nodes
+from ecu_sim.nodes.commands import COMMAND_PERIOD_S
 from ecu_sim.runs import routes
 from ecu_sim.settings.model import POWERTRAIN, Settings, locate
 from ecu_sim.vehicle.road import Road
@@ -25,12 +26,15 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
     """The settings with ``run.period_s`` filled in, and their profile; ConfigError names each mistake.
 
     ``period_of`` is the role whose message's cycle time is the default period: the speed for the
-    ECU and the CCM, APP for the driver, whose pedal frames keep the DBC's rate.
+    ECU and the CCM, APP for the driver, whose pedal frames keep the DBC's rate; ``commands`` for
+    the CCM is the speed too, unless it sends TSC1 and XBR (:func:`command_timing`).
     """
     p = settings.profile
     profile = Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
     if settings.j1939.network == POWERTRAIN:
         settings = powertrain_settings(settings, profile)
+    if period_of == "commands":
+        settings = command_timing(settings, profile)
     if settings.run.period_s is None:
         codec = profile.app if period_of == "app" else profile.speed
         cycle_ms = codec.message.cycle_time
@@ -73,6 +77,24 @@ def powertrain_settings(settings: Settings, profile: Profile) -> Settings:
         run = dataclasses.replace(run, app_timeout_s=3 * classic)
         origins["run.app_timeout_s"] = (f"three cycles of {profile.speed.message_name} "
                                         "(--network powertrain)")
+    return dataclasses.replace(settings, run=run, origins=origins)
+
+
+def command_timing(settings: Settings, profile: Profile) -> Settings:
+    """A CCM's settings with ``--command tsc1``: J1939-71's XBR rate while active, 20 ms (also
+    within TSC1's 10 to 20 ms), unless ``--period`` says otherwise, so the brakes never miss the
+    stream; and a speed timeout of three of the speed message's cycles, since the speed still comes
+    at its own rate. Other commands keep the settings as they are."""
+    if settings.ccm.command != "tsc1":
+        return settings
+    run, origins = settings.run, dict(settings.origins)
+    where = settings.origins.get("ccm.command", "given")
+    if run.period_s is None:
+        run = dataclasses.replace(run, period_s=COMMAND_PERIOD_S)
+        origins["run.period_s"] = f"XBR's 20 ms of --command tsc1 ({where})"
+    if run.speed_timeout_s is None:
+        run = dataclasses.replace(run, speed_timeout_s=3 * cycle_s(profile.speed))
+        origins["run.speed_timeout_s"] = f"three cycles of {profile.speed.message_name} (--command tsc1)"
     return dataclasses.replace(settings, run=run, origins=origins)
 
 

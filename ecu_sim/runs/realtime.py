@@ -54,7 +54,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
     if kind is not NodeKind.ECU:  # [j1939] network is the ECU's: a CCM or driver is one node
         settings = dataclasses.replace(settings, j1939=dataclasses.replace(settings.j1939, network="single"))
-    settings, profile = prepare(settings, "app" if kind is NodeKind.DRIVER else "speed")
+    period_of = {NodeKind.DRIVER: "app", NodeKind.CCM: "commands"}.get(kind, "speed")
+    settings, profile = prepare(settings, period_of)
     own_ids = kind.frame_ids(profile, settings)
     route = (load_vehicle_route(settings) if kind is NodeKind.ECU
              else load_ccm_road(settings) if kind is NodeKind.CCM else None)

@@ -44,7 +44,7 @@ from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.pedal import ConstantPedal
 from ecu_sim.runs import viewers
-from ecu_sim.runs.prepare import cycle_s, load_ccm_road, load_vehicle_route, prepare
+from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import LoopStats, Node, TickLoop, TickObserver
@@ -163,9 +163,13 @@ class Simulation:
 
 def own_period(settings: Settings, profile: Profile) -> Settings:
     """A node's settings beside an ECU at the powertrain's base tick: the period a node of the
-    single network would have, the DBC's cycle time of the speed message (the CCM's period)."""
+    single network would have, the DBC's cycle time of the speed message (the CCM's period), or
+    with ``--command tsc1`` XBR's 20 ms (ecu_sim.runs.prepare.command_timing)."""
     if settings.j1939.network != POWERTRAIN:
         return settings
+    if settings.ccm.command == "tsc1":
+        return command_timing(dataclasses.replace(settings, run=dataclasses.replace(
+            settings.run, period_s=None)), profile)
     run = dataclasses.replace(settings.run, period_s=cycle_s(profile.speed))
     return dataclasses.replace(settings, run=run)
 
