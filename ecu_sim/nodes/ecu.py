@@ -160,5 +160,6 @@ class Ecu(InputNode):
         driveline = self.vehicle.driveline()
         engine = "" if driveline is None else (f"gear {driveline.gear} | {driveline.engine_rpm:4.0f} rpm | "
                                                f"brake {self.brake_demand_pct:3.0f} % | ")
+        hosted = "" if self.powertrain is None else " | " + self.powertrain.status_text()
         return (f"speed {state.speed_kph:6.2f} km/h | APP {app} | grade {self.grade_pct:+.1f} % "
-                f"| {engine}distance {state.distance_m:8.0f} m | {self.counters_text()}")
+                f"| {engine}distance {state.distance_m:8.0f} m | {self.counters_text()}{hosted}")
