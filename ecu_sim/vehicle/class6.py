@@ -16,6 +16,9 @@ Fixed step and pure: the gear, the shift in progress and the time since the last
 passed in and out, never wall-clock time. Shifting is decided once per tick; the speed is
 integrated in sub-steps of the tick (explicit Euler, as in the CFR's own worked example) because
 the engine's torque changes with its speed within a tick, steeply so at the governor.
+
+Fuel (:mod:`ecu_sim.vehicle.fuel`) is looked up once per tick at the engine's speed and the torque
+it delivers at the tick's end, and summed over the ticks: cut at or below the motoring torque.
 """
 
 from __future__ import annotations
