@@ -11,12 +11,13 @@ import csv
 import dataclasses
 import itertools
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from ecu_sim.control.modes import ControllerSettings
-from ecu_sim.control.predictive import CoastModel, PredictiveParams, coast_pays
+from ecu_sim.control.predictive import CoastModel, PredictiveParams, PreviewState, coast_pays, step
 from ecu_sim.runs import replay
 from ecu_sim.vehicle.class6 import Class6Params
 from ecu_sim.vehicle.road import Road
@@ -128,6 +129,13 @@ def test_a_narrower_band_lets_no_coast_start_where_a_wider_one_does() -> None:
     model = class6_model()
     assert coast_pays(wide, model, road.elevation_at, 0.0, SET_KPH, SET_KPH, False)
     assert not coast_pays(narrow, model, road.elevation_at, 0.0, SET_KPH, SET_KPH, False)
+
+
+def test_a_speed_that_is_not_a_number_leaves_the_position_and_the_decision_as_they_were() -> None:
+    flat = Road.from_grades(((0.0, 0.0), (1000.0, 0.0)), linear=False)
+    before = PreviewState(distance_m=120.0, coasting=True, planned_at_m=115.0)
+    after = step(PredictiveParams(), class6_model(), flat.elevation_at, before, SET_KPH, math.nan, 0.1)
+    assert after == before
 
 
 # -- settings --------------------------------------------------------------------------------------------

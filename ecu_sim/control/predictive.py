@@ -97,6 +97,8 @@ def step(params: PredictiveParams, model: CoastModel, elevation: Elevation, stat
     Whether to coast changes only at a prediction, every :data:`REPLAN_M` of travel, so a standing
     truck keeps its last decision and the cost per tick stays small.
     """
+    if not math.isfinite(speed_kph):  # a caller's NaN must not lose the position for good
+        return state
     distance = state.distance_m + max(0.0, speed_kph) / _KPH_PER_MPS * dt_s
     if distance - state.planned_at_m < REPLAN_M:
         return state._replace(distance_m=distance)
