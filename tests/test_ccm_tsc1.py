@@ -125,6 +125,12 @@ def test_tsc1_holds_the_set_speed_as_the_pedal_does_80_to_90_kph_on_the_flat(
     assert max(r["speed_kph"] for r in tsc1) < 90.0 + 2.0  # overshoot
 
 
+def test_tsc1_and_xbr_hold_the_set_speed_down_a_5_pct_descent(cli_main: Cli, tmp_path: Path) -> None:
+    rows = simulate(cli_main, tmp_path, "tsc1", "--grade", "-5", "--initial-speed", "60", "--set-speed", "60",
+                    "--duration", "120")
+    assert all(r["speed_kph"] < 60.0 + 5.0 for r in rows)  # unbraked, it runs away past 110 km/h
+
+
 # -- the frames on the bus ----------------------------------------------------------------------------
 
 
