@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from cantools.database.can import Database
 from ecu_sim.codec.profile import Profile
 from ecu_sim.cosim.contract import contract
 from ecu_sim.cosim.stepper import Stepper
+from ecu_sim.j1939.ids import make_id, pgn_of
+from ecu_sim.j1939.request import request
 from ecu_sim.nodes.engine_frames import EngineFrames
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
@@ -20,6 +23,7 @@ from ecu_sim.vehicle.class6 import Class6Model, Class6Params
 from ecu_sim.vehicle.drive import Driveline
 from ecu_sim.vehicle.fuel import CO2_G_PER_L
 from tests.conftest import Cli
+from tests.nodebench import Bench, settings
 
 
 class Sent:
@@ -163,3 +167,21 @@ def test_compare_judges_the_fuel_figures_like_any_other(cli_main: Cli, tmp_path:
     worse = [line for line in result.out.splitlines() if line.startswith("worse:")]
     assert result.status == 1 and len(worse) == 2 and all("fuel_l_per_100km" in line for line in worse)
     assert cli_main("campaign", "compare", str(after), str(before)).status == 0
+
+
+def test_a_class6_ecu_answers_a_request_for_lfc1_with_its_latest_payload() -> None:
+    lfc1_pgn, tool = 65257, 0xF9
+    s = dataclasses.replace(settings(profile="j1939", address_claim=None, initial_speed_kph=50.0),
+                            vehicle=VehicleSettings(preset="class6"))
+    bench = Bench("ecu", s)
+    try:
+        bench.tick(12)
+        periodic = [m for m in bench.sent() if pgn_of(m.arbitration_id) == lfc1_pgn]
+        pdu = request(lfc1_pgn, 0x00)
+        bench.send_raw(can.Message(arbitration_id=make_id(pdu.pgn, tool, 0x00), data=pdu.data))
+        bench.tick(1)
+        answers = [m for m in bench.sent() if pgn_of(m.arbitration_id) == lfc1_pgn]
+    finally:
+        bench.close()
+    assert len(periodic) == 1, "LFC1 every 10 ticks (1000 ms) once the claim stands"
+    assert len(answers) == 1 and bytes(answers[0].data) == bytes(periodic[-1].data)

@@ -48,3 +48,19 @@ def test_the_installed_wheel_finds_the_profiles_of_the_dbc_folder(built: tuple[P
     assert result.returncode == 0, result.stderr
     names = sorted(path.stem for path in (REPO / "dbc").glob("*.dbc"))
     assert result.stdout.startswith(f"{names} {tmp_path / 'site' / 'ecu_sim' / 'dbc'}"), result.stdout
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_carries_the_class6_engines_fuel_map(built: tuple[Path, str],
+                                                                  tmp_path: Path) -> None:
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(tmp_path / "site")
+    probe = ("import ecu_sim.vehicle.fuel_data as d; "
+             "from ecu_sim.vehicle.class6 import Class6Model, Class6Params; "
+             "print(d.__file__, Class6Model(Class6Params()).initial(0.0).fuel_rate_lph > 0.0)")
+    env = {**clean_env(), "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=HANG_S,
+                            cwd=tmp_path, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(tmp_path / "site" / "ecu_sim" / "vehicle" / "fuel_data.py"), "True"]
