@@ -1,0 +1,63 @@
+"""examples/acc.py, a user's adaptive cruise control (python-can, cantools and the DBC), follows a lead
+vehicle through a braking event against a real ``ecu-sim --network powertrain`` over a real bus.
+
+Both run in real time on the test's own udp_multicast group; the example's frames stay on this host
+(hop limit 0). What it did is judged from its log, row by row, never from how long anything took.
+"""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HANG_S, REPO, Node, Udp, clean_env
+
+EXAMPLE = REPO / "examples" / "acc.py"
+LEAD = REPO / "examples" / "lead.csv"
+MIN_GAP_M = 10.0
+#: the lead brakes from 80 to 40 km/h between these times (examples/lead.csv) and holds 40 km/h
+BRAKING_FROM_S, HOLDING_UNTIL_S = 10.0, 30.0
+
+
+def lead_profile() -> list[tuple[float, float]]:
+    with LEAD.open(newline="") as handle:
+        return [(float(row["time_s"]), float(row["lead_speed_kph"])) for row in csv.DictReader(handle)]
+
+
+def test_the_lead_profile_brakes_from_80_to_40_kph_at_about_2_mps2_and_holds() -> None:
+    profile = dict(lead_profile())
+    assert profile[BRAKING_FROM_S] == 80.0 and profile[HOLDING_UNTIL_S] == 40.0
+    start, end = max(t for t, v in profile.items() if v == 80.0 and t <= 20), min(
+        t for t, v in profile.items() if v == 40.0)
+    assert (80.0 - 40.0) / 3.6 / (end - start) == pytest.approx(2.0, abs=0.05)
+
+
+@pytest.mark.slow
+def test_acc_follows_the_lead_through_its_braking_without_the_gap_going_below_its_minimum(
+        start: Callable[..., Node], udp: Udp, tmp_path: Path) -> None:
+    truck = start(*udp.args(), "--vehicle", "class6", "--profile", "j1939", "--network", "powertrain",
+                  "--grade", "0", "--initial-speed", "80")
+    truck.wait_for(r"speed +\d")  # its first status line: the truck is on the bus
+    log = tmp_path / "acc.csv"
+    acc = subprocess.run(
+        [sys.executable, str(EXAMPLE), "-i", "udp_multicast", "-c", udp.group, "--port", str(udp.port),
+         "--hop-limit", "0", "--lead", str(LEAD), "--duration", "40", "--min-gap", str(MIN_GAP_M),
+         "--log", str(log)],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, env=clean_env(), timeout=40 + HANG_S)
+    assert truck.stop() == 0, truck.log
+    assert acc.returncode == 0, acc.stdout + acc.stderr
+    with log.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert float(rows[-1]["t_s"]) > HOLDING_UNTIL_S
+    gap = min(float(r["gap_m"]) for r in rows)
+    assert gap >= MIN_GAP_M, f"minimum gap {gap:.1f} m"
+    holding = [r for r in rows if BRAKING_FROM_S <= float(r["t_s"]) <= HOLDING_UNTIL_S]
+    slowest = min(float(r["own_speed_kph"]) for r in holding)
+    assert slowest < 55.0, f"the truck slowed only to {slowest:.1f} km/h behind a lead at 40 km/h"
+    assert any(r["xbr_mps2"] for r in holding), "it never asked the brakes"
+    assert "minimum gap" in acc.stdout
