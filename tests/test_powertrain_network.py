@@ -13,6 +13,8 @@ from ecu_sim.j1939.dm import DM1_PGN
 from ecu_sim.j1939.frames import ACKNOWLEDGEMENT_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN
 from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.j1939.name import Name
+from ecu_sim.nodes.powertrain_nodes import Readings
+from ecu_sim.vehicle.drive import Driveline
 from tests.conftest import Cli, Node, Udp
 from tests.powertrainrig import global_request, quiet, rig, settings
 
@@ -102,3 +104,8 @@ def test_powertrain_without_class6_and_the_j1939_profile_is_a_usage_error(cli_ma
     assert result.status == 2
     assert "--network powertrain" in result.err and "Traceback" not in result.err
 
+
+
+def test_the_readings_begin_with_every_driveline_field_in_its_order() -> None:
+    """The powertrain fills the single node's engine messages (fuel too) from the same fields."""
+    assert Readings._fields[:len(Driveline._fields)] == Driveline._fields

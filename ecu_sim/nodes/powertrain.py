@@ -19,7 +19,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.nodes.commands_in import Controls
 from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage
 from ecu_sim.nodes.j1939part import NetworkPart
-from ecu_sim.nodes.powertrain_nodes import Readings
+from ecu_sim.nodes.powertrain_nodes import FIRST_CONSTANT, Readings
 from ecu_sim.powertrain.engine_control import TorqueMode
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.drive import Driveline
@@ -55,7 +55,15 @@ class Powertrain:
         self._idle_torque_pct = engine_model.full.at(p.idle_rpm) * 100.0 / self._reference
         self._output_rpm_per_mps = p.axle_ratio / p.tire_radius_m * _RPM_PER_RAD_S
         self._brake_limit = -p.max_brake_decel_g * p.gravity_mps2
-        self._map = _map_points(model)
+        self._scale = 100.0 / self._reference
+        constants = {**_map_points(model), "reference_nm": self._reference, "idle_rpm": p.idle_rpm,
+                     "idle_torque_pct": self._idle_torque_pct, "high_idle_rpm": p.governed_rpm,
+                     "clutch_switch": 0.0, "set_speed_kph": _NA, "parking_brake": 0.0,
+                     "relative_speed_kph": 0.0}
+        self._constants = tuple(constants[name] for name in Readings._fields[FIRST_CONSTANT:])
+        #: the brakes' and the retarder's fields without such a node: not available
+        self._no_brakes = (_NA, _NA, self._brake_limit, _NA, 0.0, 0.0)
+        self._no_retarder = (_NA,) * 5
         #: the newest readings, which a request for a message not sent yet is answered from
         self.latest = latest
         #: the received commands and what they ask of the engine, retarder and brakes
@@ -106,55 +114,44 @@ class Powertrain:
 
     def measure(self, driveline: Driveline, state: Class6State, app_pct: float,
                 app_source: int | None) -> Readings:
-        """The tick's readings from the truck's state and the demands it drove with."""
+        """The tick's readings from the truck's state and the demands it drove with.
+
+        Built in :class:`Readings`' order at every tick (ETC1 goes every 10 ms), so positionally:
+        the constant tail is made once."""
         p = self.model.params
-        engine = self.model.engine
-        scale = 100.0 / self._reference
+        scale = self._scale
         rpm = state.engine_rpm
-        indicated = engine.indicated_pct
-        shifting = state.gear != state.selected
-        cruise = app_source is not None and app_source == self._cruise_address
+        drag = self.model.engine.motoring.at(rpm)  # indicated torque: the motoring drag added back
+        gear = state.gear
+        shifting = gear != state.selected
+        cruise = 1.0 if app_source is not None and app_source == self._cruise_address else 0.0
         request = self.controls.engine_request
-        mode = float(request.mode)
         driven = request.controller == self.engine.network.address and app_pct > 0.0
         controller = float(app_source if driven and app_source is not None else request.controller)
         retarder = self.controls.retarder_output
         brakes = self.controls.brake_output
-        full = engine.full.at(rpm)
-        load = max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0
+        full = self.model.engine.full.at(rpm)
         output_rpm = state.speed_mps * self._output_rpm_per_mps
-        ratio = p.gear_ratios[state.gear - 1]
-        lockup = state.gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm
+        ratio = p.gear_ratios[gear - 1]
+        lockup = 1.0 if gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm else 0.0
         driver_brake = self._driver_brake_pct
-        applied = self.controls.brake_pct(driver_brake)
-        braking = 1.0 if applied > 0.0 else 0.0
-        readings = Readings(
-            **{**driveline._asdict(), "engine_pct": indicated(state.engine_nm, rpm),
-               "demand_pct": indicated(state.demand_nm, rpm)},
-            torque_mode=mode, controlling_address=controller,
-            engine_demand_pct=indicated(state.engine_demand_nm, rpm), app_pct=app_pct, load_pct=load,
-            friction_pct=-engine.motoring.at(rpm) * scale, reference_nm=self._reference,
-            idle_rpm=p.idle_rpm, idle_torque_pct=self._idle_torque_pct, high_idle_rpm=p.governed_rpm,
-            **self._map,
-            cruise_active=1.0 if cruise else 0.0, cruise_enable=1.0 if cruise else 0.0,
-            brake_switch=braking, clutch_switch=0.0, set_speed_kph=_NA,
-            cruise_state=1.0 if cruise else 0.0, parking_brake=0.0,
-            output_shaft_rpm=output_rpm, input_shaft_rpm=output_rpm * ratio,
-            shift_in_process=1.0 if shifting else 0.0, lockup_engaged=1.0 if lockup else 0.0,
-            driveline_engaged=0.0 if shifting else 1.0, gear_ratio=ratio,
-            brake_pedal_pct=driver_brake, ebs_brake_switch=braking, front_axle_kph=state.speed_kph,
-            relative_speed_kph=0.0,
-            xbr_state=_NA if brakes is None else float(brakes.state),
-            xbr_mode=_NA if brakes is None else float(brakes.active),
-            xbr_limit_mps2=self._brake_limit if brakes is None else brakes.accel_limit_mps2,
-            retarder_pct=_NA if retarder is None else retarder.actual_pct,
-            retarder_mode=_NA if retarder is None else float(retarder.mode),
-            retarder_intended_pct=_NA if retarder is None else retarder.intended_pct,
-            retarder_controller=_NA if retarder is None else float(retarder.controller),
-            retarder_max_pct=_NA if retarder is None else retarder.max_available_pct,
-            retarder_selection_pct=0.0 if brakes is None else brakes.retarder_selection_pct,
-            brake_controller=_NA if brakes is None else float(brakes.controller),
-            foundation_brake_use=braking, accel_mps2=state.accel_mps2)
+        braking = 1.0 if self.controls.brake_pct(driver_brake) > 0.0 else 0.0
+        variable = (
+            gear, state.selected, rpm, (state.engine_nm - drag) * scale, (state.demand_nm - drag) * scale,
+            *driveline[5:],
+            float(request.mode), controller, (state.engine_demand_nm - drag) * scale, app_pct,
+            max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0, -drag * scale,
+            cruise, cruise, braking, cruise,
+            output_rpm, output_rpm * ratio, 1.0 if shifting else 0.0, lockup, 0.0 if shifting else 1.0, ratio,
+            driver_brake, braking, state.speed_kph,
+            *(self._no_brakes if brakes is None else (
+                float(brakes.state), float(brakes.active), brakes.accel_limit_mps2, float(brakes.controller),
+                braking, brakes.retarder_selection_pct)),
+            *(self._no_retarder if retarder is None else (
+                retarder.actual_pct, float(retarder.mode), retarder.intended_pct, float(retarder.controller),
+                retarder.max_available_pct)),
+            state.accel_mps2)
+        readings = Readings._make(variable + self._constants)
         self.latest.readings = readings
         return readings
 

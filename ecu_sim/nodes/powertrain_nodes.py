@@ -85,8 +85,10 @@ def missing(database: Database) -> str:
 class Readings(NamedTuple):
     """What the powertrain reports on the wire at a tick; NaN is sent as "not available".
 
-    Every field of :class:`ecu_sim.vehicle.drive.Driveline` is here by the same name (the single
-    node's engine messages read them), the torques indicated as J1939 counts them.
+    It begins with every field of :class:`ecu_sim.vehicle.drive.Driveline`, in its order (the
+    single node's engine messages read them by the same SPNs), the torques indicated as J1939
+    counts them; then what changes from tick to tick; from :data:`FIRST_CONSTANT` on, what the
+    truck's build fixes (EC1's engine map, switches it does not have), filled in once.
     """
 
     gear: float
@@ -104,6 +106,31 @@ class Readings(NamedTuple):
     app_pct: float
     load_pct: float
     friction_pct: float
+    cruise_active: float
+    cruise_enable: float
+    brake_switch: float
+    cruise_state: float
+    output_shaft_rpm: float
+    input_shaft_rpm: float
+    shift_in_process: float
+    lockup_engaged: float
+    driveline_engaged: float
+    gear_ratio: float
+    brake_pedal_pct: float
+    ebs_brake_switch: float
+    front_axle_kph: float
+    xbr_state: float
+    xbr_mode: float
+    xbr_limit_mps2: float
+    brake_controller: float
+    foundation_brake_use: float
+    retarder_selection_pct: float
+    retarder_pct: float
+    retarder_mode: float
+    retarder_intended_pct: float
+    retarder_controller: float
+    retarder_max_pct: float
+    accel_mps2: float
     reference_nm: float
     idle_rpm: float
     idle_torque_pct: float
@@ -118,35 +145,14 @@ class Readings(NamedTuple):
     point5_pct: float
     inertia_kg_m2: float
     default_limit_nm: float
-    cruise_active: float
-    cruise_enable: float
-    brake_switch: float
     clutch_switch: float
     set_speed_kph: float
-    cruise_state: float
     parking_brake: float
-    output_shaft_rpm: float
-    input_shaft_rpm: float
-    shift_in_process: float
-    lockup_engaged: float
-    driveline_engaged: float
-    gear_ratio: float
-    brake_pedal_pct: float
-    ebs_brake_switch: float
-    front_axle_kph: float
     relative_speed_kph: float
-    xbr_state: float
-    xbr_mode: float
-    xbr_limit_mps2: float
-    retarder_pct: float
-    retarder_mode: float
-    retarder_intended_pct: float
-    retarder_controller: float
-    retarder_max_pct: float
-    retarder_selection_pct: float
-    brake_controller: float
-    foundation_brake_use: float
-    accel_mps2: float
+
+
+#: the index of the first field that never changes during a run
+FIRST_CONSTANT: Final = Readings._fields.index("reference_nm")
 
 
 _SPN_NAMES: Final = {
