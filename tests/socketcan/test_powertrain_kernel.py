@@ -137,6 +137,8 @@ def test_xbr_from_the_kernel_socket_brakes_and_ebc5_reports_it(
     finally:
         sender.stop()
     assert decode(database, "EBC5", ebc5)["XBRSystemState"] in (0, 2)
-    time.sleep(0.5)  # the stream is lost: EBC5 says so, and no external demand is accepted a while
+    # the stream is lost: the brakes go back to the driver, and EBC5 says so
+    time.sleep(0.5)
+    client.flush()
     lost = client.wait(lambda m: m.pgn == EBC5 and m.source == BRAKES, timeout=30)
     assert decode(database, "EBC5", lost)["XBRActiveControlMode"] != 3
