@@ -1,0 +1,78 @@
+"""A node with its page (``--web``), as the page's tests reach it: its address from its log, JSON
+requests with the standard library, the recording it lets a page download."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import HANG_S, Node, clean_env
+
+#: the line a node logs once its page is served
+PAGE_LINE = r"web: the page is at (http://\S+/)"
+
+
+class Page:
+    """The HTTP API of one running node."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.url = node.wait_for(PAGE_LINE).group(1)
+        give_up = time.monotonic() + HANG_S
+        while self.request("GET", "api/state")[0] == 503:  # served before the loop's first tick
+            assert time.monotonic() < give_up, node.log
+            time.sleep(0.05)
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+        """The status and body of one request; a 4xx or 5xx is an answer, not an exception."""
+        request = urllib.request.Request(self.url + path.lstrip("/"), data=body, method=method,
+                                         headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=HANG_S) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    def state(self) -> dict[str, Any]:
+        status, body = self.request("GET", "api/state")
+        assert status == 200, body
+        answer = json.loads(body)
+        assert isinstance(answer, dict)
+        return answer
+
+    def control(self, body: object, headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        """POST one control as JSON; the status and the JSON answer."""
+        status, answer = self.request("POST", "api/control", json.dumps(body).encode(),
+                                      {"Content-Type": "application/json", **(headers or {})})
+        return status, json.loads(answer)
+
+    def state_when(self, holds: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The first snapshot for which ``holds`` is true: a tick the node reports, not a guess of
+        when it comes (bounded by the hang guard)."""
+        give_up = time.monotonic() + HANG_S
+        while True:
+            state = self.state()
+            if holds(state):
+                return state
+            assert time.monotonic() < give_up, f"no such state after {HANG_S:g} s; last: {state}"
+            time.sleep(0.05)
+
+
+def replay_download(data: bytes, folder: Path) -> subprocess.CompletedProcess[str]:
+    """Unpack a downloaded recording (a zip of the log and its journal) and ``ecu-sim replay`` it."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = archive.namelist()
+        archive.extractall(folder)
+    (log,) = [name for name in names if not name.endswith(".ticks")]
+    return subprocess.run([sys.executable, "-m", "ecu_sim", "replay", str(folder / log)], capture_output=True,
+                          text=True, timeout=HANG_S, env=clean_env(), check=False)
