@@ -3,8 +3,8 @@
 A map-based predictive cruise control knows the road ahead (elevation by distance, from the same
 route the truck drives) and where it is on it; ours knows its position only as the integral of the
 speed it hears on the bus, as a CCM without a navigation unit would. What it does with that is the
-rule of VECTO's pre-crest coasting, in the Scania manner of comparing a predicted speed with the
-limits of a band around the set speed:
+rule of VECTO's pre-crest coasting, written as the comparison of a predicted speed with the limits
+of a band around the set speed:
 
 - it predicts, by energy balance over the preview window, the speed the truck would have at each
   point of the road ahead if the pedal were released now (in gear: no fuel, the engine's drag, the
@@ -15,6 +15,10 @@ limits of a band around the set speed:
 - otherwise the PI controller holds the set speed, as it does on a flat road, where a coast never
   comes back; the brake acts only above the band's top, so a descent's speed is kept for the road
   after it instead of being braked away at the set speed.
+
+Why a coast must come back to the set speed: only then does it cost nothing afterwards. A coast
+that ends below the set speed leaves the engine to make up the speed later, and coasting in gear
+loses the engine's drag on the way, so it would trade fuel for nothing but a slower trip.
 
 A coast starts with a margin inside the band and ends without one (hysteresis), so a prediction
 that is a little off does not switch the pedal on and off every few metres. Deterministic: plain
