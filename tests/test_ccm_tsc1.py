@@ -30,7 +30,7 @@ from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
 from ecu_sim.settings.model import CcmSettings, ProfileSettings, RunSettings, Settings, VehicleSettings
-from tests.conftest import Cli, Node, Udp
+from tests.conftest import Cli, Node, Udp, run_cli
 from tests.driverrig import Script
 
 CCM_SA = 0x11
@@ -234,7 +234,7 @@ def test_the_driver_braking_makes_the_ccm_release_the_engine_with_override_disab
 
 
 @pytest.mark.slow
-def test_a_recording_of_ccm_command_tsc1_holds_frames_cantools_decodes_with_true_checksums(
+def test_a_recording_of_ccm_command_tsc1_decodes_with_true_checksums_and_replays_bit_for_bit(
         start: Callable[..., Node], udp: Udp, tmp_path: Path) -> None:
     truck = start(*udp.args(), "--vehicle", "class6", "--profile", "j1939", "--network", "powertrain",
                   "--grade", "0")
@@ -252,3 +252,5 @@ def test_a_recording_of_ccm_command_tsc1_holds_frames_cantools_decodes_with_true
     assert {v["TSC1TransmissionRate"] for _, v in tsc1} == {6}  # 20 ms, XBR's rate, by default
     modes = [v["EngOverrideCtrlMode"] for _, v in tsc1]
     assert modes[-1] == 2 and set(modes) <= {0, 2}  # torque control once it hears the speed
+    replayed = run_cli("replay", str(record))
+    assert replayed.returncode == 0 and "bit for bit" in replayed.stdout, replayed.stdout + replayed.stderr

@@ -51,7 +51,7 @@ FLUSH_INTERVAL_S = 1.0
 SYNC_INTERVAL_S = 10.0
 
 #: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
-REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939")
+REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939", "ccm")
 
 
 def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tuple[float, float]] | None,

@@ -24,7 +24,14 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault, FaultSchedule
 from ecu_sim.io import journal, mcap_format
 from ecu_sim.io.journal import TickRecord
-from ecu_sim.settings.model import J1939Settings, ProfileSettings, RunSettings, Settings, VehicleSettings
+from ecu_sim.settings.model import (
+    CcmSettings,
+    J1939Settings,
+    ProfileSettings,
+    RunSettings,
+    Settings,
+    VehicleSettings,
+)
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.route import GradeSchedule
 
@@ -117,7 +124,8 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
                             vehicle=VehicleSettings(**recorded.get("vehicle", {})),
                             controller=ControllerSettings(**recorded["controller"]),
                             run=RunSettings(**recorded["run"]),
-                            j1939=J1939Settings(**recorded.get("j1939", {})))
+                            j1939=J1939Settings(**recorded.get("j1939", {})),
+                            ccm=CcmSettings(**recorded.get("ccm", {})))
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{journal.journal_path(recording.path)}, line 1: settings this ecu-sim "
                           f"does not know ({exc}); replay with the version that recorded it") from None
