@@ -8,6 +8,7 @@ Both run in real time on the test's own udp_multicast group; the example's frame
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -50,6 +51,7 @@ def test_acc_follows_the_lead_through_its_braking_without_the_gap_going_below_it
          "--log", str(log)],
         stdin=subprocess.DEVNULL, capture_output=True, text=True, env=clean_env(), timeout=40 + HANG_S)
     assert truck.stop() == 0, truck.log
+    assert not re.search(r"(tsc1|xbr)_(checksum|counter)", truck.log), "the truck refused its frames"
     assert acc.returncode == 0, acc.stdout + acc.stderr
     with log.open(newline="") as handle:
         rows = list(csv.DictReader(handle))

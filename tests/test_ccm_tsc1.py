@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import importlib.resources
 import itertools
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -244,6 +245,7 @@ def test_a_recording_of_ccm_command_tsc1_decodes_with_true_checksums_and_replays
                 "--record", str(record), "--duration", "5")
     assert ccm.wait() == 0, ccm.log
     assert truck.stop() == 0, truck.log
+    assert not re.search(r"(tsc1|xbr)_(checksum|counter)", truck.log), "the truck refused its frames"
     sent = [msg for msg in can.LogReader(str(record)) if msg.is_extended_id and not msg.is_rx]
     tsc1, xbr = decoded(sent, TSC1_PGN), decoded(sent, XBR_PGN)
     assert len(tsc1) >= 10 and len(xbr) >= 10, f"{len(tsc1)} TSC1 and {len(xbr)} XBR frames"
