@@ -54,13 +54,17 @@ MAX_ACCEL, MAX_DECEL = 1.0, -3.0  # m/s^2
 SPEED_LOST_S = 1.0
 
 
-def default_dbc() -> Path:
-    """The source tree's dbc/j1939.dbc beside this file, else the installed ecu-sim's copy."""
-    here = Path(__file__).resolve().parent.parent / "dbc" / "j1939.dbc"
-    if here.is_file():
-        return here
-    with importlib.resources.as_file(importlib.resources.files("ecu_sim.dbc") / "j1939.dbc") as path:
-        return Path(path)
+def load_dbc(path: Path | None) -> Database:
+    """``path``, else the source tree's dbc/j1939.dbc beside this file, else the installed ecu-sim's."""
+    if path is None:
+        here = Path(__file__).resolve().parent.parent / "dbc" / "j1939.dbc"
+        text = (here.read_text(encoding="utf-8") if here.is_file() else
+                (importlib.resources.files("ecu_sim.dbc") / "j1939.dbc").read_text(encoding="utf-8"))
+    else:
+        text = path.read_text(encoding="utf-8")
+    db = cantools.database.load_string(text, "dbc")
+    assert isinstance(db, Database)
+    return db
 
 
 def by_spn(message: Message) -> dict[int, str]:
@@ -213,8 +217,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    db = cantools.database.load_file(str(args.dbc or default_dbc()))
-    assert isinstance(db, Database)
+    db = load_dbc(args.dbc)
     speed_message = find(db, 84)  # wheel-based vehicle speed, CCVS1
     speed_name = by_spn(speed_message)[84]
     engine = (find(db, 513).frame_id & 0xFF)  # the sender of the actual engine torque, EEC1

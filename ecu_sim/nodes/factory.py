@@ -150,6 +150,9 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     sends = kind.sends(profile)
     all_faults = schedule.faults if schedule is not None else ()
     faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
+    if kind is NodeKind.CCM and faults and settings.ccm.command == "tsc1":
+        raise ConfigError(f"faults ({describe(faults)}) act on the CCM's APP frames, and with --command "
+                          "tsc1 it sends none: leave out --fault/--scenario, or use --command app")
     class6 = kind is NodeKind.ECU and route is not None and drives_class6(route, settings.vehicle.preset)
     powertrain = (build_powertrain(
         port, profile, settings, _class6_model(settings),
@@ -181,7 +184,7 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
         hold = hold_ticks(run.input_timeout_s(run.speed_timeout_s), period)
         gears, brake = (_ccm_extras(port, profile, settings, new_frame) if settings.vehicle.preset == "class6"
                         else (None, None))
-        commands = _ccm_commands(port, profile, settings, new_frame, faults)
+        commands = _ccm_commands(port, profile, settings, new_frame)
         node = Ccm(port, profile, output, settings.controller.pi, run.set_speed_kph, period, hold,
                    settings.profile.speed_source, gears=gears, brake=None if commands else brake,
                    driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network,
@@ -263,15 +266,12 @@ def _ccm_extras(port: Port, profile: Profile, settings: Settings, new_frame: Fra
     return gears, output
 
 
-def _ccm_commands(port: Port, profile: Profile, settings: Settings, new_frame: FrameFactory,
-                  faults: tuple[Fault, ...]) -> Commands | None:
+def _ccm_commands(port: Port, profile: Profile, settings: Settings,
+                  new_frame: FrameFactory) -> Commands | None:
     """With ``[ccm] command = tsc1``: TSC1 and XBR from the CCM's address, each from the loop
     (a counter changes every frame, which the kernel's timer cannot do); else None."""
     if settings.ccm.command != "tsc1":
         return None
-    if faults:
-        raise ConfigError(f"faults ({describe(faults)}) act on the CCM's APP frames, and with --command "
-                          "tsc1 it sends none: leave out --fault/--scenario, or use --command app")
     tsc1, xbr = command_codecs(profile.database, source_address_of(_own(profile.app, settings)))
     try:
         return Commands(tsc1, Transmitter(port, tsc1.frame_id, tsc1.is_extended_id, new_frame),
