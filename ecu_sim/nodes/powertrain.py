@@ -59,7 +59,7 @@ class Powertrain:
         constants = {**_map_points(model), "reference_nm": self._reference, "idle_rpm": p.idle_rpm,
                      "idle_torque_pct": self._idle_torque_pct, "high_idle_rpm": p.governed_rpm,
                      "clutch_switch": 0.0, "set_speed_kph": _NA, "parking_brake": 0.0,
-                     "relative_speed_kph": 0.0}
+                     "relative_speed_kph": 0.0, **_retarder_map(controls)}
         self._constants = tuple(constants[name] for name in Readings._fields[FIRST_CONSTANT:])
         #: the brakes' and the retarder's fields without such a node: not available
         self._no_brakes = (_NA, _NA, self._brake_limit, _NA, 0.0, 0.0)
@@ -188,6 +188,31 @@ class Powertrain:
 
     def status_text(self) -> str:
         return " | ".join(f"{role} {part.status_text()}" for role, part in self.others.items())
+
+
+#: RC's retarder map (rpm field, percent field): idle, the highest speed, two points, the peak
+_RETARDER_POINTS = (("retarder_idle_rpm", "retarder_idle_pct"),
+                    ("retarder_max_rpm", "retarder_max_rpm_pct"),
+                    ("retarder_point3_rpm", "retarder_point3_pct"),
+                    ("retarder_point4_rpm", "retarder_point4_pct"),
+                    ("retarder_peak_rpm", "retarder_peak_pct"))
+
+
+def _retarder_map(controls: Controls) -> dict[str, float]:
+    """RC's retarder map, each point's braking torque in percent of the reference torque
+    (negative), and the reference itself; not available without a retarder."""
+    if controls.retarder is None:
+        return {name: _NA for pair in _RETARDER_POINTS for name in pair} | {"retarder_reference_nm": _NA}
+    retarder = controls.retarder[1]
+    reference, points = retarder.reference_nm, retarder.points
+    peak = max(points, key=lambda point: point[1])
+    between = [point for point in points[1:-1] if point != peak][:2]
+    between += [(_NA, 0.0)] * (2 - len(between))
+    found: dict[str, float] = {"retarder_reference_nm": reference}
+    for (rpm_name, pct_name), (rpm, torque) in zip(_RETARDER_POINTS, [points[0], points[-1], *between, peak],
+                                                   strict=True):
+        found[rpm_name], found[pct_name] = rpm, -torque * 100.0 / reference
+    return found
 
 
 class Latest:

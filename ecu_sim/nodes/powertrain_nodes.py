@@ -149,6 +149,17 @@ class Readings(NamedTuple):
     set_speed_kph: float
     parking_brake: float
     relative_speed_kph: float
+    retarder_idle_rpm: float
+    retarder_idle_pct: float
+    retarder_max_rpm: float
+    retarder_max_rpm_pct: float
+    retarder_point3_rpm: float
+    retarder_point3_pct: float
+    retarder_point4_rpm: float
+    retarder_point4_pct: float
+    retarder_peak_rpm: float
+    retarder_peak_pct: float
+    retarder_reference_nm: float
 
 
 #: the index of the first field that never changes during a run
@@ -177,6 +188,10 @@ _SPN_NAMES: Final = {
     1480: "retarder_controller", 1717: "retarder_max_pct", 973: "retarder_selection_pct",
     1481: "brake_controller",
     2919: "foundation_brake_use",
+    546: "retarder_idle_rpm", 551: "retarder_idle_pct", 548: "retarder_max_rpm", 552: "retarder_max_rpm_pct",
+    549: "retarder_point3_rpm", 553: "retarder_point3_pct", 550: "retarder_point4_rpm",
+    554: "retarder_point4_pct", 547: "retarder_peak_rpm", 555: "retarder_peak_pct",
+    556: "retarder_reference_nm",
 }
 #: SPN -> the field of :class:`Readings` it carries
 SPN_FIELDS: Final = {spn: Readings._fields.index(name) for spn, name in _SPN_NAMES.items()}
