@@ -87,8 +87,15 @@ def test_tsc1_cannot_declare_a_loop_slower_than_one_second() -> None:
 
 
 def test_tsc1_on_a_dbc_without_tsc1_and_xbr_exits_2_naming_the_profile_that_has_them(cli_main: Cli) -> None:
-    result = cli_main("simulate", "--command", "tsc1", "--duration", "1")  # the amp profile
+    result = cli_main("ccm", "-i", "virtual", "-c", f"ecu-sim-tsc1-{uuid.uuid4().hex[:12]}", "--command",
+                      "tsc1", "--duration", "1")  # the amp profile
     assert result.status == 2 and "--profile j1939" in result.err, result.err
+
+
+def test_a_simulation_of_tsc1_without_the_powertrain_that_takes_it_exits_2(cli_main: Cli) -> None:
+    result = cli_main("simulate", "--vehicle", "class6", "--profile", "j1939", "--command", "tsc1",
+                      "--duration", "1")
+    assert result.status == 2 and "--network powertrain" in result.err, result.err
 
 
 def test_faults_in_a_ccm_that_sends_no_app_exit_2(cli_main: Cli) -> None:

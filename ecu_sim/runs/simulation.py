@@ -164,8 +164,13 @@ class Simulation:
 def own_period(settings: Settings, profile: Profile) -> Settings:
     """A node's settings beside an ECU at the powertrain's base tick: the period a node of the
     single network would have, the DBC's cycle time of the speed message (the CCM's period), or
-    with ``--command tsc1`` XBR's 20 ms (ecu_sim.runs.prepare.command_timing)."""
+    with ``--command tsc1`` XBR's 20 ms (ecu_sim.runs.prepare.command_timing), which only the
+    powertrain takes."""
     if settings.j1939.network != POWERTRAIN:
+        if settings.ccm.command == "tsc1":
+            raise ConfigError(f"--command tsc1 ({settings.origins.get('ccm.command', 'given')}) commands "
+                              "the engine and the brakes by TSC1 and XBR, which only the class6 truck's "
+                              "powertrain nodes take; add --network powertrain, or use --command app")
         return settings
     if settings.ccm.command == "tsc1":
         return command_timing(dataclasses.replace(settings, run=dataclasses.replace(
