@@ -64,3 +64,17 @@ def test_the_installed_wheel_carries_the_class6_engines_fuel_map(built: tuple[Pa
                             cwd=tmp_path, env=env, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [str(tmp_path / "site" / "ecu_sim" / "vehicle" / "fuel_data.py"), "True"]
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_page_and_its_plotting_library_from_npm(built: tuple[Path, str]) -> None:
+    """The page's third-party JavaScript comes from npm into the wheel at build time (setup.py
+    build_web), never from the repository: it is not tracked, yet the wheel has it."""
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert {"ecu_sim/web/static/index.html", "ecu_sim/web/static/app.js",
+            "ecu_sim/web/static/vendor/uPlot.iife.min.js", "ecu_sim/web/static/vendor/uPlot.min.css"} <= names
+    tracked = subprocess.run(["git", "ls-files", "ecu_sim/web/static/vendor"], cwd=REPO, capture_output=True,
+                             text=True, check=False)
+    assert tracked.stdout == ""
