@@ -91,6 +91,35 @@ def _run(bus: list[str], seconds: float, web: int | None, pages: int,
     return float(usage.ru_utime + usage.ru_stime), int(usage.ru_maxrss), counts[0]
 
 
+def virtual(ticks: int, repeats: int) -> dict[str, float]:
+    """Microseconds of the loop thread's CPU per tick in virtual time, without and with ``--web``
+    (no page open): the work ``--web`` adds to a tick, without the sleeping, as bench.viewers."""
+    import logging
+
+    import can
+
+    from bench.viewers import _clock_of
+    from ecu_sim import cli
+    from ecu_sim.runs import tuned
+
+    result: dict[str, float] = {}
+    for name, extra in (("without --web", []), ("--web", ["--web", "127.0.0.1:0"])):
+        best = float("inf")
+        for _ in range(repeats):
+            channel = f"bench-{random.SystemRandom().getrandbits(32):08x}"
+            peer = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
+            setattr(tuned, "MonotonicClock", _clock_of(peer))  # noqa: B010  # as bench.viewers does
+            started = time.thread_time()
+            status = cli.main(["run", "-i", "virtual", "-c", channel, "--duration", str(ticks / 10),
+                               "--log-level", "warning", *extra])
+            best = min(best, (time.thread_time() - started) / ticks)
+            peer.shutdown()
+            logging.getLogger().handlers.clear()
+            assert status == 0, name
+        result[name] = round(best * 1e6, 1)
+    return result
+
+
 def measure(seconds: float, pages: int, short_s: float = 3.0) -> dict[str, Any]:
     rng = random.SystemRandom()
     bus = ["-i", "udp_multicast", "-c", f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}",
@@ -139,7 +168,8 @@ def main() -> int:
         thread.join(10)
         print(json.dumps({"pages": args.pages, "bytes": counts[0]}))
         return 0
-    print(json.dumps(measure(args.seconds, args.pages), indent=2))
+    print(json.dumps({"virtual_us_per_tick": virtual(3000, 3),
+                      "realtime": measure(args.seconds, args.pages)}, indent=2))
     return 0
 
 
