@@ -146,3 +146,13 @@ def test_coasting_in_gear_down_a_descent_cuts_the_fuel(cli_main: Cli, tmp_path: 
     in_gear = rows[10:]  # after the first shift (a shift opens the driveline, the engine idles)
     assert len({r["gear"] for r in in_gear}) == 1 and min(r["engine_rpm"] for r in in_gear) > 800.0
     assert all(r["fuel_rate_lph"] == 0.0 for r in in_gear)
+
+
+def test_simulates_summary_line_gives_the_fuel_of_a_class6_run(cli_main: Cli, tmp_path: Path) -> None:
+    rows = rows_of(cli_main, tmp_path, "--grade", "0", "--set-speed", "90", "--initial-speed", "90",
+                   "--duration", "60")
+    result = cli_main("simulate", "--vehicle", "class6", "--grade", "0", "--set-speed", "90",
+                      "--initial-speed", "90", "--duration", "60")
+    per_100km = rows[-1]["fuel_used_l"] * 1e5 / rows[-1]["distance_m"]
+    assert f"fuel {rows[-1]['fuel_used_l']:.3f} L ({per_100km:.1f} L/100 km)" in result.err
+    assert "fuel" not in cli_main("simulate", "--duration", "10").err

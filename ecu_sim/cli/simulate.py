@@ -20,6 +20,7 @@ from ecu_sim.cli import common
 from ecu_sim.errors import CannotCreateError, ConfigError, OutputError
 from ecu_sim.runs import progress, simulation
 from ecu_sim.settings.sources import add_option
+from ecu_sim.vehicle.class6 import Class6State
 
 log = logging.getLogger("ecu_sim")
 
@@ -75,9 +76,14 @@ def run(args: argparse.Namespace) -> int:
     simulated = ticks * result.settings.run.resolved_period_s
     rate = ticks / elapsed if elapsed else 0.0
     factor = f"{simulated / elapsed:,.0f}x real time" if elapsed else "instant"
+    burnt = ""
+    if isinstance(state, Class6State):  # a truck with an engine map
+        fuel = state.fuel_used_l
+        burnt = f", fuel {fuel:.3f} L" + (f" ({fuel * 1e5 / state.distance_m:.1f} L/100 km)"
+                                          if state.distance_m > 0.0 else "")
     log.info("simulated %.1f s in %.2f s (%d ticks, %.0f ticks/s, %s): final speed %.2f km/h, "
-             "distance %.0f m", simulated, elapsed, ticks, rate, factor, state.speed_kph,
-             state.distance_m)
+             "distance %.0f m%s", simulated, elapsed, ticks, rate, factor, state.speed_kph,
+             state.distance_m, burnt)
     return 0
 
 
