@@ -25,7 +25,7 @@ import csv
 import importlib.resources
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -91,18 +91,31 @@ def pgn(frame_id: int) -> int:
     return value & 0x3FF00 if (value >> 8) & 0xFF < 240 else value
 
 
-class Command:
-    """One command message from our address: values by SPN, counter and checksum filled in."""
+def tsc1_checksum(total: int) -> int:
+    """J1939-71's TSC1 checksum (0..7) of the sum S."""
+    return (((total >> 6) & 0x03) + (total >> 3) + total) & 0x07
 
-    def __init__(self, message: Message, counts: int, checksum_bits: int) -> None:
+
+def xbr_checksum(total: int) -> int:
+    """J1939-71's XBR checksum (0..15) of the sum S."""
+    return ((total >> 4) + total) & 0x0F
+
+
+class Command:
+    """One command message from our address: values by SPN, counter and checksum filled in.
+
+    S is the sum of bytes 1..7, the counter and the identifier's four bytes (J1939-71); the
+    counter goes up by one each frame, through ``counts`` values.
+    """
+
+    def __init__(self, message: Message, counter_spn: int, checksum_spn: int, counts: int,
+                 fold: Callable[[int], int]) -> None:
         self.message = message
-        self.frame_id = (message.frame_id & ~0xFF & 0x1FFFFFFF) | SOURCE
+        self.frame_id = (message.frame_id & 0x1FFFFF00) | SOURCE
         self.names = by_spn(message)
-        self.counts = counts
-        self.checksum_bits = checksum_bits
-        self.counter = 0
-        counter_spn, checksum_spn = (4206, 4207) if checksum_bits == 3 else (3189, 3188)
         self.counter_name, self.checksum_name = self.names[counter_spn], self.names[checksum_spn]
+        self.counts, self.fold = counts, fold
+        self.counter = 0
 
     def frame(self, values: dict[int, float]) -> can.Message:
         signals: dict[str, float] = {}
@@ -112,17 +125,11 @@ class Command:
         signals[self.counter_name] = self.counter
         signals[self.checksum_name] = 0
         data = self.message.encode(signals, padding=True, strict=False)
-        signals[self.checksum_name] = self.checksum(data)
+        total = sum(data[:7]) + self.counter + sum(self.frame_id.to_bytes(4, "little"))
+        signals[self.checksum_name] = self.fold(total)
         data = self.message.encode(signals, padding=True, strict=False)
         self.counter = (self.counter + 1) % self.counts
         return can.Message(arbitration_id=self.frame_id, data=data, is_extended_id=True)
-
-    def checksum(self, data: bytes) -> int:
-        """J1939-71: the sum of bytes 1..7, the counter and the identifier's four bytes, folded."""
-        total = sum(data[:7]) + self.counter + sum(self.frame_id.to_bytes(4, "little"))
-        if self.checksum_bits == 3:  # TSC1
-            return (((total >> 6) & 0x03) + (total >> 3) + total) & 0x07
-        return ((total >> 4) + total) & 0x0F  # XBR
 
 
 class Lead:
@@ -221,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     speed_message = find(db, 84)  # wheel-based vehicle speed, CCVS1
     speed_name = by_spn(speed_message)[84]
     engine = (find(db, 513).frame_id & 0xFF)  # the sender of the actual engine torque, EEC1
-    tsc1 = Command(find(db, 518, destination=engine), 8, 3)
-    xbr = Command(find(db, 2920), 16, 4)
+    tsc1 = Command(find(db, 518, destination=engine), 4206, 4207, 8, tsc1_checksum)
+    xbr = Command(find(db, 2920), 3189, 3188, 16, xbr_checksum)
     lead = Lead(args.lead)
     controller = Controller(args.gap, args.standstill, args.max_speed)
     log = None if args.log is None else args.log.open("w", newline="", encoding="utf-8")

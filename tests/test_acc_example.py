@@ -8,11 +8,13 @@ Both run in real time on the test's own udp_multicast group; the example's frame
 from __future__ import annotations
 
 import csv
+import importlib.util
 import re
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -36,6 +38,30 @@ def test_the_lead_profile_brakes_from_80_to_40_kph_at_about_2_mps2_and_holds() -
     start, end = max(t for t, v in profile.items() if v == 80.0 and t <= 20), min(
         t for t, v in profile.items() if v == 40.0)
     assert (80.0 - 40.0) / 3.6 / (end - start) == pytest.approx(2.0, abs=0.05)
+
+
+def example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("acc_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("name", "values", "frame"), [
+    ("tsc1", {695: 2, 696: 0, 897: 3, 518: 40, 3349: 7, 3350: 31}, "0c00002a f2ffffa5ffffff40"),
+    ("xbr", {2920: -2.0, 2914: 2, 2915: 2, 2916: 2}, "0c040b2a 7f6deaffffffff80"),
+])
+def test_the_examples_first_frames_are_the_standards_worked_frames(
+        name: str, values: dict[int, float], frame: str) -> None:
+    acc = example()
+    db = acc.load_dbc(None)
+    if name == "tsc1":
+        command = acc.Command(acc.find(db, 518, destination=0), 4206, 4207, 8, acc.tsc1_checksum)
+    else:
+        command = acc.Command(acc.find(db, 2920), 3189, 3188, 16, acc.xbr_checksum)
+    msg = command.frame(values)
+    assert f"{msg.arbitration_id:08x} {bytes(msg.data).hex()}" == frame
 
 
 @pytest.mark.slow
