@@ -45,3 +45,4 @@ def test_a_tsc1_campaign_case_settles_at_its_set_speed_with_the_usual_figures(
     for mode in ("ccm", "tsc1"):
         assert 0.0 < float(rows[mode]["settle_time_s"]) < 120.0, (mode, rows[mode])
         assert float(rows[mode]["error_max_kph"]) <= 1.0  # the campaign's default band
+        assert rows[mode]["dtcs_raised"] == "0"  # the engine's pedal input never went missing

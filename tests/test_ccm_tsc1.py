@@ -35,7 +35,7 @@ from tests.conftest import Cli, Node, Udp, run_cli
 from tests.driverrig import Script
 
 CCM_SA = 0x11
-TSC1_PGN, XBR_PGN = 0, 1024
+TSC1_PGN, XBR_PGN, EEC2_PGN = 0, 1024, 61443
 
 
 def database() -> Database:
@@ -170,12 +170,12 @@ class Bench:
         return node
 
     def run(self, seconds: float) -> list[can.Message]:
-        """Run ``seconds``; the CCM's TSC1 and XBR frames of that time."""
+        """Run ``seconds``; the CCM's TSC1, XBR and EEC2 frames of that time."""
         self.loop.run(round(seconds / self.settings.run.resolved_period_s))
         heard = []
         while (msg := self.ear.recv(0.0)) is not None:
             if msg.is_extended_id and msg.arbitration_id & 0xFF == CCM_SA and \
-                    pgn(msg.arbitration_id) in (TSC1_PGN, XBR_PGN):
+                    pgn(msg.arbitration_id) in (TSC1_PGN, XBR_PGN, EEC2_PGN):
                 heard.append(msg)
         return heard
 
@@ -228,6 +228,13 @@ def test_the_ccms_xbr_has_a_true_counter_and_checksum_and_asks_nothing_on_the_fl
     counters = [int(values["XBRMessageCounter"]) for _, values in xbr]
     assert all(b == (a + 1) % 16 for a, b in itertools.pairwise(counters))
     assert len(set(counters)) == 16
+
+
+def test_the_app_of_a_ccm_commanding_by_tsc1_is_the_drivers_pedal_alone(bench: Bench) -> None:
+    frames = bench.run(10.0)
+    tsc1, app = decoded(frames, TSC1_PGN), decoded(frames, EEC2_PGN)
+    assert max(values["EngRqedTorque_TorqueLimit"] for _, values in tsc1) > 10.0
+    assert app and {values["AccelPedalPos1"] for _, values in app} == {0.0}  # no driver on the bus
 
 
 def test_the_driver_braking_makes_the_ccm_release_the_engine_with_override_disabled(bench: Bench) -> None:

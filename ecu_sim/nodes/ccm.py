@@ -20,6 +20,11 @@ speed it hears, and releases the pedal where ecu_sim.control.predictive says a c
 
 With a driver on the bus, the driver's pedal, brake and cruise commands act as
 ecu_sim.nodes.cruise says (override, brake, resume).
+
+With ``--command tsc1`` the controller's demand goes to the engine in TSC1 and to the brakes in
+XBR (ecu_sim.nodes.commands). The APP it still sends is the driver's pedal alone (0 % with no
+driver), as the pedal's own sensor reports it on a truck: the engine's driver's demand stays the
+driver's, and its pedal input does not time out while a controller drives.
 """
 
 from __future__ import annotations
@@ -150,7 +155,8 @@ class Ccm(InputNode):
         self.app_pct = cruise_app if cruise_app >= pedal else pedal
         self.cruise_pct = cruise_app
         if transmit and self.commands is not None:
-            self._command(deadline, speed, self.commands)
+            if self.send(deadline, self.encode_app(pedal)):  # the driver's pedal alone, as its sensor's
+                self._command(deadline, speed, self.commands)
         elif transmit and self.send(deadline, self.encode_app(self.app_pct)) and self.brake is not None:
             self._brake(deadline, speed, *self.brake)
         self.finish_tick(speed is None, transmit)
@@ -174,11 +180,8 @@ class Ccm(InputNode):
         return None
 
     def _command(self, deadline: float, speed: float | None, commands: Commands) -> None:
-        """TSC1 and XBR instead of APP and EBC1 (ecu_sim.nodes.commands), once the node may send:
+        """The controller's demand in TSC1 and XBR instead of APP and EBC1 (ecu_sim.nodes.commands):
         the engine is released while cruise is off or the driver's pedal overrides it."""
-        network = self.network
-        if network is not None and not (network.open or network.may_send(self.tick_index)):
-            return
         over = self._braking_over(speed)
         torque = self.cruise_pct if self.cruise_active and not self.override else None
         commands.send(self.tick_index, deadline, Demand(torque, None if over is None else xbr_demand(over)))

@@ -17,6 +17,7 @@ does the same with the demands it computes anyway (ecu_sim.nodes.ccm):
   the XBR demand, so the driver's pedal is never weakened and never stacked on), endurance brake
   integration allowed (EBI 10: the retarder may take its share), XBR priority 10 (ACC) and urgency
   0 % (comfort, the brakes shape the response). Otherwise XBR override disabled (mode 00).
+- EBC1 is not sent; EEC2 carries the driver's pedal alone (ecu_sim.nodes.ccm).
 
 Both go out every tick of the CCM's loop, each with its message counter (TSC1 0..7, XBR 0..15, +1
 per frame) and checksum. The loop runs at COMMAND_PERIOD_S unless ``--period`` says otherwise

@@ -152,7 +152,8 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     faults = tuple(f for f in all_faults if f.kind != DTC_KIND)
     if kind is NodeKind.CCM and faults and settings.ccm.command == "tsc1":
         raise ConfigError(f"faults ({describe(faults)}) act on the CCM's APP frames, and with --command "
-                          "tsc1 it sends none: leave out --fault/--scenario, or use --command app")
+                          "tsc1 its demand goes in TSC1 and XBR, which they do not reach: leave out "
+                          "--fault/--scenario, or use --command app")
     class6 = kind is NodeKind.ECU and route is not None and drives_class6(route, settings.vehicle.preset)
     powertrain = (build_powertrain(
         port, profile, settings, _class6_model(settings),
