@@ -143,7 +143,9 @@ def test_tsc1_and_xbr_hold_the_set_speed_down_a_5_pct_descent(cli_main: Cli, tmp
 
 
 class Bench:
-    """The powertrain ECU, the CCM with ``--command tsc1`` and a driver on a virtual bus, and an ear."""
+    """A class6 ECU, the CCM with ``--command tsc1`` and a driver on a virtual bus, and an ear: what
+    the CCM sends is looked at here (the single-node ECU does not act on it; the closed loop with the
+    powertrain is the command line's tests above)."""
 
     def __init__(self, run: RunSettings) -> None:
         settings = Settings(profile=ProfileSettings(name="j1939"), vehicle=VehicleSettings(preset="class6"),
@@ -235,6 +237,19 @@ def test_the_app_of_a_ccm_commanding_by_tsc1_is_the_drivers_pedal_alone(bench: B
     tsc1, app = decoded(frames, TSC1_PGN), decoded(frames, EEC2_PGN)
     assert max(values["EngRqedTorque_TorqueLimit"] for _, values in tsc1) > 10.0
     assert app and {values["AccelPedalPos1"] for _, values in app} == {0.0}  # no driver on the bus
+
+
+def test_the_drivers_pedal_above_the_demand_releases_the_engine_and_reaches_it_in_app() -> None:
+    bench = Bench(RunSettings(initial_speed_kph=80.0, set_speed_kph=60.0, grade_pct=0.0))  # demand 0 %
+    try:
+        bench.run(2.0)
+        bench.script.now = Controls(app_pct=30.0)
+        frames = bench.run(1.0)
+        assert bench.ccm.override
+        assert decoded(frames, TSC1_PGN)[-1][1]["EngOverrideCtrlMode"] == 0
+        assert decoded(frames, EEC2_PGN)[-1][1]["AccelPedalPos1"] == 30.0
+    finally:
+        bench.close()
 
 
 def test_the_driver_braking_makes_the_ccm_release_the_engine_with_override_disabled(bench: Bench) -> None:
