@@ -239,6 +239,12 @@ def test_the_app_of_a_ccm_commanding_by_tsc1_is_the_drivers_pedal_alone(bench: B
     assert app and {values["AccelPedalPos1"] for _, values in app} == {0.0}  # no driver on the bus
 
 
+def test_a_tsc1_ccm_slower_than_xbrs_20_ms_warns_that_brakes_may_time_its_stream_out(
+        caplog: pytest.LogCaptureFixture) -> None:
+    Bench(RunSettings(period_s=0.1)).close()
+    assert "XBR every 0.1 s" in caplog.text
+
+
 def test_the_drivers_pedal_above_the_demand_releases_the_engine_and_reaches_it_in_app() -> None:
     bench = Bench(RunSettings(initial_speed_kph=80.0, set_speed_kph=60.0, grade_pct=0.0))  # demand 0 %
     try:
