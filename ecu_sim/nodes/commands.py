@@ -29,6 +29,7 @@ from that declaration.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
@@ -38,6 +39,8 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.command import CommandCodec, find_message
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import destination_of, source_address_of
+
+log = logging.getLogger(__name__)
 
 # TSC1 (PGN 0) SPNs
 SPN_OVERRIDE_MODE = 695
@@ -139,6 +142,20 @@ class Commands:
         self.xbr_counter = 0
         #: the latest demand sent
         self.sent = Demand(None, None)
+
+    @classmethod
+    def build(cls, tsc1: CommandCodec, tsc1_out: Output, xbr: CommandCodec, xbr_out: Output,
+              period_s: float) -> Commands:
+        """The CCM's commands at a loop of ``period_s``; ConfigError when TSC1 cannot declare it,
+        a warning when XBR comes slower than J1939-71 asks while active."""
+        if period_s > COMMAND_PERIOD_S + 1e-9:
+            log.warning("CCM: XBR every %g s, slower than J1939-71's %g s while active: brakes may time "
+                        "the stream out and refuse it for a while; leave --period out (or give %g) "
+                        "with --command tsc1", period_s, COMMAND_PERIOD_S, COMMAND_PERIOD_S)
+        try:
+            return cls(tsc1, tsc1_out, xbr, xbr_out, period_s)
+        except ValueError as exc:
+            raise ConfigError(f"--command tsc1: {exc}; give a --period of 1 s or less") from None
 
     def send(self, tick: int, deadline: float, demand: Demand) -> None:
         torque, accel = demand.torque_pct, demand.accel_mps2

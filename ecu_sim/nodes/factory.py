@@ -31,7 +31,7 @@ from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
 from ecu_sim.j1939.ids import from_source, source_address_of
 from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.commands import COMMAND_PERIOD_S, Commands, command_codecs
+from ecu_sim.nodes.commands import Commands, command_codecs
 from ecu_sim.nodes.cruise import DriverDemand
 from ecu_sim.nodes.driver import Driver, Message
 from ecu_sim.nodes.ecu import Ecu
@@ -274,17 +274,9 @@ def _ccm_commands(port: Port, profile: Profile, settings: Settings,
     if settings.ccm.command != "tsc1":
         return None
     tsc1, xbr = command_codecs(profile.database, source_address_of(_own(profile.app, settings)))
-    period = settings.run.resolved_period_s
-    if period > COMMAND_PERIOD_S + 1e-9:
-        log.warning("CCM: XBR every %g s, slower than J1939-71's %g s while active: brakes may time the "
-                    "stream out and refuse it for a while; leave --period out (or give %g) with "
-                    "--command tsc1", period, COMMAND_PERIOD_S, COMMAND_PERIOD_S)
-    try:
-        return Commands(tsc1, Transmitter(port, tsc1.frame_id, tsc1.is_extended_id, new_frame),
-                        xbr, Transmitter(port, xbr.frame_id, xbr.is_extended_id, new_frame),
-                        settings.run.resolved_period_s)
-    except ValueError as exc:
-        raise ConfigError(f"--command tsc1: {exc}; give a --period of 1 s or less") from None
+    return Commands.build(tsc1, Transmitter(port, tsc1.frame_id, tsc1.is_extended_id, new_frame),
+                          xbr, Transmitter(port, xbr.frame_id, xbr.is_extended_id, new_frame),
+                          settings.run.resolved_period_s)
 
 
 def spn_codec(profile: Profile, spn: int) -> RoleCodec | None:
