@@ -95,7 +95,12 @@ class Rig:
         return self.profile.database
 
     def run(self, ticks: int) -> None:
-        self.loop.run(ticks)
+        """Run ``ticks`` ticks, then close the segment: what was heard and the ECU's state stay."""
+        try:
+            self.loop.run(ticks)
+        finally:
+            self.ecu.port.close()
+            self.controller.bus.shutdown()
 
 
 def rig(script: Script, given: Settings | None = None) -> Rig:
