@@ -7,9 +7,11 @@ from __future__ import annotations
 import csv
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import can
+import pytest
 
 from ecu_sim.codec.profile import Profile
 from ecu_sim.cosim.protocol import Frame
@@ -17,7 +19,7 @@ from ecu_sim.cosim.stepper import Stepper
 from ecu_sim.plot.figure import draw
 from ecu_sim.plot.series import load_series
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
-from tests.conftest import Cli
+from tests.conftest import Cli, Node, Udp
 from tests.powertrainrig import command
 from tests.powertrainrig import settings as powertrain_settings
 
@@ -99,3 +101,20 @@ def test_a_campaign_of_the_powertrain_drives_the_ccm_by_pedal_and_by_tsc1_alike(
     assert set(rows) == {"ccm", "tsc1"}
     for row in rows.values():  # each holds its set speed after settling, at 6000 ticks of 10 ms
         assert row["status"] == "ok" and float(row["error_max_kph"]) < 1.5 and row["ticks"] == "6000"
+
+
+@pytest.mark.slow
+def test_a_powertrain_recorded_on_an_echoing_bus_under_a_tsc1_ccm_replays_bit_for_bit(
+        tmp_path: Path, start: Callable[..., Node], udp: Udp, cli_main: Cli) -> None:
+    """udp_multicast hands every frame back, the four nodes' claims and DM1s too: the replay must
+    tell them from the frames received, and a real CCM's TSC1 and XBR must act again as recorded."""
+    log = tmp_path / "powertrain.log"
+    class6 = ("--vehicle", "class6", "--profile", "j1939")
+    ecu = start(*udp.args(), *class6, "--network", "powertrain", "--grade", "0", "--record", str(log),
+                "--duration", "4")
+    ccm = start("ccm", *udp.args(), *class6, "--command", "tsc1", "--duration", "4")
+    assert (ecu.wait(), ccm.wait()) == (0, 0), ecu.log + ccm.log
+    result = cli_main("replay", str(log))
+    assert result.status == 0, result.err
+    compared = re.search(r"(\d+) frames sent bit for bit", result.out)
+    assert compared is not None and int(compared[1]) >= 300, result.out  # ETC1 alone: every 10 ms
