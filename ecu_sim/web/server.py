@@ -9,7 +9,8 @@ zip of the latest recording stopped from the page (ecu_sim.web.session).
 The server never touches the node: it reads the published snapshots and queues controls, and
 answers a control once the loop applied it at a tick boundary (200, with that tick) or said why
 not (409). A malformed request is answered 4xx with a JSON ``error`` before anything is queued.
-Each WebSocket has its own sender, so a slow or vanished client only loses its own samples.
+Each WebSocket has its own sender, so a slow or vanished client only loses its own samples. With
+no page open nothing wakes the server's thread.
 """
 
 from __future__ import annotations
@@ -151,9 +152,8 @@ class WebServer:
         if sockets:
             self.bound_port = int(sockets[0].getsockname()[1])
         self._started.set()
-        pusher = asyncio.create_task(self._broadcast())
         await self._stopping.wait()
-        pusher.cancel()
+        self._publisher.wake = None
         for socket in list(self._sockets):
             with contextlib.suppress(Exception):
                 await socket.close()
@@ -242,6 +242,14 @@ class WebServer:
         socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY)
         await socket.prepare(request)
         self._sockets.add(socket)
+        if self._publisher.wake is None:
+            loop = asyncio.get_running_loop()
+
+            def wake() -> None:  # in the loop's thread: never raise into a tick
+                with contextlib.suppress(RuntimeError):  # the server's loop closed meanwhile
+                    loop.call_soon_threadsafe(self._on_tick)
+
+            self._publisher.wake = wake
         sender = asyncio.create_task(self._send_to(socket))
         try:
             async for message in socket:  # nothing is read from a page; this notices it leave
@@ -250,6 +258,8 @@ class WebServer:
         finally:
             sender.cancel()
             self._sockets.discard(socket)
+            if not self._sockets:
+                self._publisher.wake = None
         return socket
 
     async def _send_to(self, socket: web.WebSocketResponse) -> None:
@@ -268,20 +278,20 @@ class WebServer:
         except (ConnectionError, RuntimeError, asyncio.CancelledError):
             return
 
-    async def _broadcast(self) -> None:
-        """Once a new tick is published, encode it once and wake every socket's sender."""
-        publisher, last = self._publisher, -1
-        pause = max(0.005, self._period_s / 2)
-        while True:
-            await asyncio.sleep(pause)
-            fresh = [s for s in list(publisher.ring)[-SENT_RING:] if s["tick"] > last]
-            if not fresh:
-                continue
-            last = fresh[-1]["tick"]
-            self._sent.extend((s["tick"], _encode(self._with_recording(s))) for s in fresh)
-            assert self._new is not None
-            self._new.set()
-            self._new = asyncio.Event()
+    def _on_tick(self) -> None:
+        """A tick was published: encode what is new once and wake every socket's sender."""
+        last = self._sent[-1][0] if self._sent else -1
+        fresh: list[dict[str, Any]] = []
+        for snapshot in reversed(list(self._publisher.ring)):  # a copy: the loop appends meanwhile
+            if snapshot["tick"] <= last or len(fresh) == SENT_RING:
+                break
+            fresh.append(snapshot)
+        if not fresh:
+            return
+        self._sent.extend((s["tick"], _encode(self._with_recording(s))) for s in reversed(fresh))
+        assert self._new is not None
+        self._new.set()
+        self._new = asyncio.Event()
 
 
 def _error(status: int, reason: str) -> web.Response:

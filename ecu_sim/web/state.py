@@ -5,6 +5,8 @@ status line by name, the J1939 address and active DTCs, and every decoded signal
 :class:`~ecu_sim.io.signals.TickView` sees it, the picture ``--stream`` sends) and hands it over
 by replacing a reference and appending it to a bounded ring: the server thread only reads them,
 and a snapshot is never changed once published, so there is no lock and the loop never waits.
+While a page is open the publisher also wakes the server's event loop (one write to its wake-up
+pipe); with none open the server thread sleeps and costs nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class Publisher:
         self.latest: dict[str, Any] | None = None
         #: the newest snapshots, oldest first
         self.ring: deque[dict[str, Any]] = deque(maxlen=ring_ticks)
+        #: called after each published tick while a page is open (the server's wake-up), else None
+        self.wake: Callable[[], None] | None = None
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         picture = self._view.take(tick, now, transmitted)
@@ -60,6 +64,9 @@ class Publisher:
         }
         self.latest = snapshot
         self.ring.append(snapshot)
+        wake = self.wake
+        if wake is not None:
+            wake()
 
     def _counters(self, counters: dict[str, float]) -> dict[str, int]:
         port = self._built.node.port.counters

@@ -12,8 +12,8 @@
   const CHARTS = [
     { id: "speed", title: "speed (km/h)", series: [["speed", figure("speed_kph"), "#1f77b4"], ["set speed", figure("set_speed_kph"), "#d62728"]] },
     { id: "app", title: "APP (%)", series: [["APP", figure("app_pct"), "#2ca02c"]] },
-    { id: "brake", title: "brake (%)", series: [["brake", figure("brake_pct"), "#9467bd"]] },
-    { id: "grade", title: "grade (%)", series: [["grade", figure("grade_pct"), "#8c564b"]] },
+    { id: "brake", title: "brake (%)", series: [["brake", figure("brake_pct"), "#9467bd"]], needs: "brake_pct" },
+    { id: "grade", title: "grade (%)", series: [["grade", figure("grade_pct"), "#8c564b"]], needs: "grade_pct" },
     { id: "gear", title: "gear", series: [["gear", figure("gear"), "#e377c2"]], needs: "gear" },
     { id: "rpm", title: "engine speed (rpm)", series: [["engine", figure("engine_rpm"), "#7f7f7f"]], needs: "engine_rpm" },
     { id: "signal", title: "decoded signal", series: [["signal", (s) => signalValue(s, state.selected), "#ff7f0e"]] },
@@ -168,7 +168,12 @@
   $("record-stop").onclick = () => control({ record: "stop" });
   $("pause").onchange = (e) => { state.paused = e.target.checked; redraw(); };
   $("window").onchange = (e) => { state.windowS = Number(e.target.value); redraw(); };
-  $("signal-select").onchange = (e) => { state.selected = e.target.value; redraw(); };
+  $("signal-select").onchange = (e) => {
+    state.selected = e.target.value;
+    const chart = state.charts.find((c) => c.spec.id === "signal");
+    if (chart) chart.holder.querySelector(".u-title").textContent = e.target.selectedOptions[0].textContent;
+    redraw();
+  };
 
   window.ecuSim = { samples, state, chartPoints: (id) => {
     const c = state.charts.find((x) => x.spec.id === id);
