@@ -297,3 +297,15 @@ def test_off_loopback_controls_need_the_logged_token_and_reading_does_not(
                        {"pedal_override": 10}) == 200
     release = {"pedal_override": None}
     assert _on_machine(machine, "POST", f"{control}?token={token}", json_type, release) == 200
+
+
+def test_with_web_read_needs_token_the_state_needs_it_too_but_not_the_page(
+        machine: list[str], start: Callable[..., Node], tmp_path: Path) -> None:
+    config = tmp_path / "web.ini"
+    config.write_text("[run]\nweb = 10.74.163.1:8080\nweb_read_needs_token = yes\n")
+    node = start("--config", str(config), inside=machine)
+    token = node.wait_for(r"need the token (\S+) ").group(1)
+    url = node.wait_for(r"web: the page is at (http://\S+/)").group(1)
+    assert _on_machine(machine, "GET", url + "api/state", {}) == 401
+    assert _on_machine(machine, "GET", f"{url}api/state?token={token}", {}) == 200
+    assert _on_machine(machine, "GET", url + "static/app.js", {}) == 200

@@ -61,8 +61,9 @@ class Access:
     def allows(self, request: web.Request) -> bool:
         if self.token is None:
             return True
-        if request.path not in _CONTROL_ROUTES and not self.read_needs_token:
-            return True
+        reading = request.path not in _CONTROL_ROUTES
+        if reading and not (self.read_needs_token and request.path.startswith("/api/")):
+            return True  # the page's own files hold nothing of the node: only the API is guarded
         given = request.query.get("token", "")
         header = request.headers.get("Authorization", "")
         if header.startswith("Bearer "):
