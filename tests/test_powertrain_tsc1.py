@@ -8,6 +8,7 @@ from typing import Any
 
 import can
 
+from ecu_sim.io.signals import node_state
 from ecu_sim.j1939.dm import DM1_PGN, Dtc, unpack_dtcs
 from ecu_sim.j1939.ids import pgn_of
 from tests.powertrainrig import CONTROLLER, Rig, command, rig, settings
@@ -145,3 +146,9 @@ def test_a_torque_limit_caps_the_torque_the_pedal_asks() -> None:
     assert max(e["EngDemandPercentTorque"] for e in during) <= 30.0 + 1.0
     assert min(e["DriversDemandEngPercentTorque"] for e in during) > 90.0
     assert {e["EngTorqueMode"] for e in during} == {8}  # torque limiting
+
+
+def test_the_stream_and_mcap_state_of_the_ecu_names_the_controller_and_its_torque_mode() -> None:
+    r = run(lambda r, k: [tsc1(r, k, 0.0)], START + 20)
+    state = node_state(r.ecu)  # what --stream and an MCAP recording show of the ECU each tick
+    assert (state["controlling_address"], state["torque_mode"]) == (CONTROLLER, CRUISE_MODE)
