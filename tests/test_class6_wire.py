@@ -60,7 +60,7 @@ def test_without_a_brake_message_in_the_dbc_the_same_descent_runs_away(cli_main:
     assert max(r["brake_pct"] for r in rows) == 0.0 and rows[-1]["speed_kph"] > 60.0 + 5.0
 
 
-def test_a_class6_ecu_sends_eec1_and_etc2_at_their_dbc_cycle_times(
+def test_a_class6_ecu_sends_eec1_and_etc2_at_their_dbc_cycle_times_or_every_tick_when_faster(
         cli_main: Cli, virtual_channel: str) -> None:
     profile = Profile.load("j1939")
     database = profile.database
@@ -82,7 +82,8 @@ def test_a_class6_ecu_sends_eec1_and_etc2_at_their_dbc_cycle_times(
     for name in names:
         cycle_ms = database.get_message_by_name(name).cycle_time
         assert cycle_ms is not None
-        assert len(seen[name]) == round(1000 / cycle_ms)
+        # the single node ticks every 100 ms (CCVS1's cycle): a faster message goes every tick
+        assert len(seen[name]) == round(1000 / max(cycle_ms, 100))
     assert all(700 <= m["EngSpeed"] <= 2600 for m in seen["EEC1"])
     assert all(1 <= m["TransCurrentGear"] <= 6 and m["TransSelectedGear"] >= 1 for m in seen["ETC2"])
 
