@@ -95,12 +95,14 @@ def eco_cases() -> list[matrix.Case]:
     return matrix.expand(spec.load(REPO / "examples" / "eco.toml"))
 
 
-def test_the_eco_example_runs_both_controllers_on_both_routes_at_three_speeds_and_two_payloads() -> None:
+def test_the_eco_example_runs_both_controllers_on_both_routes_at_five_speeds_and_two_payloads() -> None:
+    """The issue's 55, 65 and 90 km/h, and its 55 and 65 read as GEM's Appendix D cruise cycles in mph."""
     cases = eco_cases()
     settings = [case.settings() for case in cases]
-    assert len(cases) == 24
+    assert len(cases) == 2 * 5 * 2 * 2
     assert {s.controller.mode for s in settings} == {"pi", "predictive"}
-    assert {s.run.set_speed_kph for s in settings} == {55.0, 65.0, 90.0}
+    mph = {round(55 * 1.609344, 1), round(65 * 1.609344, 1)}
+    assert {s.run.set_speed_kph for s in settings} == {55.0, 65.0, 90.0} | mph
     assert len({s.vehicle.payload_kg for s in settings}) == 2
     assert {Path(s.run.grade_file or "").name for s in settings} == {"appendix-d", "hilly.csv"}
     assert all(s.vehicle.preset == "class6" for s in settings)
