@@ -103,10 +103,11 @@ class Rig:
             self.controller.bus.shutdown()
 
 
-def rig(script: Script, given: Settings | None = None) -> Rig:
-    """The ECU of ``given`` (default: :func:`settings`) and a controller running ``script``."""
+def rig(script: Script, given: Settings | None = None, clock: VirtualClock | None = None) -> Rig:
+    """The ECU of ``given`` (default: :func:`settings`) and a controller running ``script``, on
+    ``clock`` (a new virtual clock by default)."""
     ready, profile = prepare(settings() if given is None else given)
-    clock = VirtualClock()
+    clock = VirtualClock() if clock is None else clock
     link = InProcessLink(clock, "powertrain-test")
     kind = NodeKind.ECU
     port = Port(link.bus(), kind.frame_ids(profile, ready))

@@ -150,7 +150,14 @@ def xbr_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> X
 
 class Controls:
     """The received commands and the control functions they drive: TSC1 to the engine (its
-    arbiter), TSC1 to the retarder (the retarder), XBR to the brakes (the brake controller)."""
+    arbiter), TSC1 to the retarder (the retarder), XBR to the brakes (the brake controller).
+
+    The control functions count their timeouts in ticks at which a frame could have been heard:
+    the transmitted ticks, not the overdue ones a late loop runs to catch up (they send nothing,
+    and whatever arrived during the pause is taken in the first of them). So a pause of the ECU's
+    process does not turn a healthy stream into silence; in virtual time every tick is
+    transmitted and this count is the tick number itself.
+    """
 
     def __init__(self, period_s: float, engine: tuple[CommandIntake, Tsc1Arbiter] | None,
                  retarder: tuple[CommandIntake, Retarder] | None,
@@ -163,9 +170,12 @@ class Controls:
         self.retarder_output: RetarderOutput | None = None
         self.brake_output: BrakeOutput | None = None
         self._logged: set[str] = set()
+        #: the transmitted ticks decided so far: the tick the control functions stamp and age by
+        self.heard_ticks = 0
 
-    def receive(self, msg: can.Message, tick: int) -> str | None:
+    def receive(self, msg: can.Message) -> str | None:
         """None: not a command; "": taken; else the kind of ``invalid`` the frame counts as."""
+        tick = self.heard_ticks
         arbitration_id = msg.arbitration_id
         for pair in (self.engine, self.retarder, self.brakes):
             if pair is None or not pair[0].matches(arbitration_id):
@@ -189,10 +199,14 @@ class Controls:
             return "" if taken else f"{intake.name}_refused"
         return None
 
-    def decide(self, tick: int, state: Class6State, model: Class6Model, driver: TorqueMode,
-               driver_brake_pct: float) -> EngineCommand:
+    def decide(self, state: Class6State, model: Class6Model, driver: TorqueMode,
+               driver_brake_pct: float, transmit: bool = True) -> EngineCommand:
         """This tick's requests, before the truck steps: what the engine, the retarder and the
-        foundation brakes are to do (the brakes' share in :attr:`brake_output`)."""
+        foundation brakes are to do (the brakes' share in :attr:`brake_output`). An overdue tick
+        (``transmit`` False) does not age the senders' timeouts."""
+        tick = self.heard_ticks
+        if transmit:
+            self.heard_ticks += 1
         rpm, dt = state.engine_rpm, self.period_s
         if self.engine is not None:
             self.engine_request = self._log(self.engine[1].arbitrate(tick, rpm, dt, driver), "tsc1",

@@ -76,7 +76,7 @@ class Ecu(InputNode):
                 self.brake_held.update(value, self.tick_index, brake.source_address(msg.arbitration_id))
             return
         if self.powertrain is not None:
-            kind = self.powertrain.receive(msg, self.tick_index)
+            kind = self.powertrain.receive(msg)
             if kind is not None:  # a command: taken, or counted as invalid
                 if kind:
                     self.invalid[kind] += 1
@@ -111,7 +111,7 @@ class Ecu(InputNode):
         self.app_missing = app is None
         self.app_pct = 0.0 if app is None else app
         if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
-            self._step_powertrain(self.powertrain, self.vehicle)
+            self._step_powertrain(self.powertrain, self.vehicle, transmit)
         elif self.tick_index:
             self.brake_demand_pct = self._brake_demand()
             self.vehicle.step(self.app_pct, self.brake_demand_pct)
@@ -125,12 +125,11 @@ class Ecu(InputNode):
                 self.engine_frames.send(self.tick_index, deadline, driveline)
         self.finish_tick(self.app_missing, transmit)
 
-    def _step_powertrain(self, powertrain: Powertrain, vehicle: Class6Vehicle) -> None:
+    def _step_powertrain(self, powertrain: Powertrain, vehicle: Class6Vehicle, transmit: bool) -> None:
         """The commands decide before the truck steps (tick 0 too, which has no interval to step):
         the driver's brake demand goes to the brakes, which apply it or an XBR's."""
         driver_brake = self._brake_demand()
-        command = powertrain.decide(self.tick_index, vehicle.state, self.app_pct, self._app_source(),
-                                    driver_brake)
+        command = powertrain.decide(vehicle.state, self.app_pct, self._app_source(), driver_brake, transmit)
         self.brake_demand_pct = powertrain.brake_pct(driver_brake)
         if self.tick_index:
             vehicle.step(self.app_pct, self.brake_demand_pct, command)

@@ -71,30 +71,30 @@ class Powertrain:
         self._command = EngineCommand()
         self._driver_brake_pct = 0.0
 
-    def receive(self, msg: can.Message, tick: int) -> str | None:
+    def receive(self, msg: can.Message) -> str | None:
         """A frame for the hosted nodes: a command is checked and taken ("" when it acts, else the
         kind of ``invalid`` it counts as); the other nodes' network layers keep what is theirs and
         the frame goes on to the engine's (None)."""
         if not msg.is_extended_id:
             return None
-        kind = self.controls.receive(msg, tick)
+        kind = self.controls.receive(msg)
         if kind is not None:
             return kind
         for receive in self._receivers:
             receive(msg)
         return None
 
-    def decide(self, tick: int, state: Class6State, app_pct: float, app_source: int | None,
-               driver_brake_pct: float) -> EngineCommand:
+    def decide(self, state: Class6State, app_pct: float, app_source: int | None,
+               driver_brake_pct: float, transmit: bool = True) -> EngineCommand:
         """This tick's commands, decided before the truck steps: the engine's and the retarder's
         torque (returned), the foundation brakes' demand (:meth:`brake_pct`); the DTCs of lost
-        senders held in their node's DM1."""
+        senders held in their node's DM1. An overdue tick (``transmit`` False) ages no timeout."""
         cruise = app_source is not None and app_source == self._cruise_address
         driver = TorqueMode.NO_REQUEST
         if app_pct > 0.0:
             driver = TorqueMode.CRUISE if cruise else TorqueMode.PEDAL
         controls = self.controls
-        command = controls.decide(tick, state, self.model, driver, driver_brake_pct)
+        command = controls.decide(state, self.model, driver, driver_brake_pct, transmit)
         self._driver_brake_pct = driver_brake_pct
         self._command = command
         self.engine.hold(controls.engine_request.dtcs)
