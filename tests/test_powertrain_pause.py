@@ -1,4 +1,5 @@
-"""A pause of the ECU's process does not turn a healthy command stream into silence.
+"""A pause of the ECU's process: it does not turn a healthy command stream into silence, nor
+silence the ECU's slow messages.
 
 The sender goes on at its rate while the ECU is stopped; the frames of the pause arrive together
 and are taken in the first of the overdue ticks the loop runs to catch up, which send nothing.
@@ -24,11 +25,12 @@ TSC1_MODE, TSC1_PRIORITY, TORQUE, RATE, PURPOSE = 695, 897, 518, 3349, 3350
 
 
 class PausingClock(VirtualClock):
-    """Loses ``PAUSED_TICKS`` ticks at the deadline of tick PAUSE_AT; ``during`` is what the
+    """Loses ``paused`` ticks and a half at the deadline of tick PAUSE_AT; ``during`` is what the
     sender sent meanwhile, put on the bus at the pause's end as the kernel would have queued it."""
 
-    def __init__(self) -> None:
+    def __init__(self, paused: int = PAUSED_TICKS) -> None:
         super().__init__()
+        self.paused = paused
         self.waits = 0
         self.during: Callable[[], None] = lambda: None
 
@@ -36,7 +38,7 @@ class PausingClock(VirtualClock):
         super().wait_until(deadline, inputs)
         self.waits += 1
         if self.waits == PAUSE_AT + 1:
-            self._now += (PAUSED_TICKS + 0.5) * 0.01
+            self._now += (self.paused + 0.5) * 0.01
             self.during()
 
 
@@ -95,3 +97,15 @@ def test_a_pause_of_the_ecu_does_not_time_out_a_steady_tsc1_sender() -> None:
             assert isinstance(decoded, dict)
             controllers.add(decoded["SrcAddrssOfCtrllngDvcForEngCtrl"])
     assert controllers == {CONTROLLER}
+
+
+def test_a_slow_message_due_during_overdue_ticks_goes_out_once_at_the_next_transmitted_tick() -> None:
+    paused = 15  # ticks 150 to 164 overdue: the 100 ms messages' ticks 150 and 160 send nothing
+    r = rig(lambda k: [], clock=PausingClock(paused))
+    r.run(PAUSE_AT + 50)
+    resumed = PAUSE_AT + paused
+    for name, source in (("CCVS1", 0x00), ("ETC2", 0x03)):
+        frame_id = r.database.get_message_by_name(name).frame_id
+        heard = r.controller.from_address(source, pgn_of(frame_id))
+        ticks = [h.tick for h in heard if h.tick >= PAUSE_AT - 10]
+        assert ticks == [PAUSE_AT - 10, resumed, PAUSE_AT + 20, PAUSE_AT + 30, PAUSE_AT + 40], name

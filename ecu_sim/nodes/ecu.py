@@ -147,7 +147,7 @@ class Ecu(InputNode):
         assert driveline is not None
         readings = powertrain.measure(driveline, state, self.app_pct, self._app_source())
         if transmit:
-            if tick % powertrain.role_every == 0:
+            if powertrain.role_due(tick):
                 self.send(deadline, powertrain.role_payload(self.encode_speed(state.speed_kph), readings))
             powertrain.send(tick, deadline, readings)
         self.finish_tick(self.app_missing, transmit)

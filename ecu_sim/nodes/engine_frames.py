@@ -39,6 +39,27 @@ SPN_FIELDS: dict[int, int] = {
 }
 
 
+class Cadence:
+    """When a message of every ``every`` ticks goes out: on the ticks ``k * every``, asked only at
+    the ticks that transmit. One that fell due during overdue ticks (which send nothing) goes at
+    the next tick that transmits, once, and the message keeps its grid; so a loaded loop delays
+    a slow message by its skipped ticks but never drops it. With every tick transmitted (virtual
+    time) it is exactly ``tick % every == 0``."""
+
+    __slots__ = ("_next", "every")
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self._next = 0
+
+    def due(self, tick: int) -> bool:
+        """Whether to send at ``tick`` (a transmitted tick); asking commits the answer."""
+        if tick < self._next:
+            return False
+        self._next = (tick // self.every + 1) * self.every
+        return True
+
+
 class Gate(Protocol):
     """Whether the node that sends a message may send at a tick: its address claim stands."""
 
@@ -55,7 +76,7 @@ class EngineMessage:
     when that is not the ECU's own (``--network powertrain``), whose claim it waits for.
     """
 
-    __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks",
+    __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "cadence", "every_ticks",
                  "gate", "message", "output")
 
     def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
@@ -63,6 +84,7 @@ class EngineMessage:
                  gate: Gate | None = None) -> None:
         self.message = message
         self.every_ticks = every_ticks
+        self.cadence = Cadence(every_ticks)
         self.output = output
         self.gate = gate
         self._encoders = tuple(codec.encode for codec, _ in codecs)
@@ -129,8 +151,9 @@ class EngineFrames:
         return {pgn_of(m.message.frame_id): m.latest for m in self.messages}
 
     def send(self, tick: int, deadline: float, driveline: Sequence[float]) -> None:
+        """Each message due at ``tick`` or since the last transmitted tick (:class:`Cadence`)."""
         for m in self.messages:
-            if tick % m.every_ticks == 0:
+            if m.cadence.due(tick):
                 gate = m.gate
                 if gate is None or gate.open or gate.may_send(tick):
                     m.output.send(tick, deadline, m.payload(driveline))

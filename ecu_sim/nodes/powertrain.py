@@ -17,7 +17,7 @@ import can
 
 from ecu_sim.bus.port import Port
 from ecu_sim.nodes.commands_in import Controls
-from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage
+from ecu_sim.nodes.engine_frames import Cadence, EngineFrames, EngineMessage
 from ecu_sim.nodes.j1939part import NetworkPart
 from ecu_sim.nodes.powertrain_nodes import FIRST_CONSTANT, Readings
 from ecu_sim.powertrain.engine_control import TorqueMode
@@ -46,6 +46,7 @@ class Powertrain:
         self.frames = frames
         self.ccvs = ccvs
         self.role_every = role_every
+        self._role_cadence = Cadence(role_every)
         self.model = model
         self._cruise_address = cruise_address
         self._receivers = tuple(part.receive for part in self.others.values())
@@ -163,6 +164,11 @@ class Powertrain:
         return {"torque_mode": r.torque_mode, "controlling_address": r.controlling_address,
                 "engine_demand_pct": r.engine_demand_pct, "retarder_pct": r.retarder_pct,
                 "xbr_state": r.xbr_state, "accel_mps2": r.accel_mps2}
+
+    def role_due(self, tick: int) -> bool:
+        """Whether the ECU's own frame goes at ``tick`` (a transmitted tick), by the messages' one
+        schedule (:class:`Cadence`)."""
+        return self._role_cadence.due(tick)
 
     def role_payload(self, data: bytes, readings: Readings) -> bytes:
         """The ECU's own frame (the speed) with the rest of its message's fields filled in."""
