@@ -172,6 +172,9 @@ class Controls:
         self._logged: set[str] = set()
         #: the transmitted ticks decided so far: the tick the control functions stamp and age by
         self.heard_ticks = 0
+        #: the addresses a TSC1 to the engine came from: such a controller's own EEC2 carries the
+        #: driver's pedal (its sensor's), not its demand
+        self.tsc1_senders: set[int] = set()
 
     def receive(self, msg: can.Message) -> str | None:
         """None: not a command; "": taken; else the kind of ``invalid`` the frame counts as."""
@@ -194,7 +197,9 @@ class Controls:
                 function.receive(tick, tsc1_command(intake, arbitration_id, payload))
                 taken = True
             else:
-                admission = function.receive(tick, tsc1_command(intake, arbitration_id, payload))
+                tsc1 = tsc1_command(intake, arbitration_id, payload)
+                self.tsc1_senders.add(tsc1.source)
+                admission = function.receive(tick, tsc1)
                 taken = admission in (Admission.ACCEPTED, Admission.SKIPPED)
             return "" if taken else f"{intake.name}_refused"
         return None

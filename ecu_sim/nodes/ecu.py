@@ -64,6 +64,14 @@ class Ecu(InputNode):
     def grade_pct(self) -> float:
         return self.vehicle.grade_pct
 
+    def handle(self, msg: can.Message) -> None:
+        """As any input node; with the powertrain, whether the cruise control's APP is heard."""
+        powertrain = self.powertrain
+        if powertrain is not None and self.codec_in.matches(msg.arbitration_id, msg.is_extended_id):
+            powertrain.heard_app(self.codec_in.source_address(msg.arbitration_id),
+                                 self.tick_index + self.held.hold_ticks)
+        super().handle(msg)
+
     def handle_other(self, msg: can.Message) -> None:
         """A brake demand frame goes to the brake input; everything else as for any input node."""
         brake = self.brake
@@ -145,7 +153,7 @@ class Ecu(InputNode):
         assert isinstance(state, Class6State)  # the powertrain is the class6 truck's
         driveline = self.vehicle.driveline()
         assert driveline is not None
-        readings = powertrain.measure(driveline, state, self.app_pct, self._app_source())
+        readings = powertrain.measure(tick, driveline, state, self.app_pct, self._app_source())
         if transmit:
             if powertrain.role_due(tick):
                 self.send(deadline, powertrain.role_payload(self.encode_speed(state.speed_kph), readings))

@@ -10,6 +10,7 @@ while that node's claim stands.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable, Mapping
 
@@ -38,7 +39,7 @@ class Powertrain:
                  controls: Controls) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
         own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
-        control's APP comes from (cruise active while it drives)."""
+        control's APP comes from (its demand while it drives, unless it commands by TSC1)."""
         self.port = port
         self.engine = engine
         self.others = dict(others)
@@ -71,6 +72,11 @@ class Powertrain:
         self.controls = controls
         self._command = EngineCommand()
         self._driver_brake_pct = 0.0
+        #: cruise took the engine and was not cancelled since (the driver's pedal may override it)
+        self._engaged = False
+        self._cruise = CruiseState.OFF
+        #: the tick up to which the cruise control's EEC2 was heard (its APP held)
+        self._cruise_heard_until = -1
 
     def receive(self, msg: can.Message) -> str | None:
         """A frame for the hosted nodes: a command is checked and taken ("" when it acts, else the
@@ -90,12 +96,15 @@ class Powertrain:
         """This tick's commands, decided before the truck steps: the engine's and the retarder's
         torque (returned), the foundation brakes' demand (:meth:`brake_pct`); the DTCs of lost
         senders held in their node's DM1. An overdue tick (``transmit`` False) ages no timeout."""
-        cruise = app_source is not None and app_source == self._cruise_address
+        controls = self.controls
+        # the cruise control's APP is its demand, unless it commands by TSC1 (then it is the pedal's)
+        cruise = (app_source is not None and app_source == self._cruise_address
+                  and app_source not in controls.tsc1_senders)
         driver = TorqueMode.NO_REQUEST
         if app_pct > 0.0:
             driver = TorqueMode.CRUISE if cruise else TorqueMode.PEDAL
-        controls = self.controls
         command = controls.decide(state, self.model, driver, driver_brake_pct, transmit)
+        self._cruise = self._cruise_after(controls.engine_request.mode, driver_brake_pct)
         self._driver_brake_pct = driver_brake_pct
         self._command = command
         self.engine.hold(controls.engine_request.dtcs)
@@ -105,6 +114,24 @@ class Powertrain:
                 part.hold(output.dtcs)
         return command
 
+    def _cruise_after(self, mode: TorqueMode, driver_brake_pct: float) -> CruiseState:
+        """What CCVS1 says of cruise, from what the engine obeys: hold while cruise drives it (a
+        TSC1 of the cruise purpose, or the cruise control's APP); accelerator override while the
+        driver's pedal drives it after cruise did, until cruise drives again or is cancelled
+        (nothing drives, or the driver brakes)."""
+        if mode is TorqueMode.CRUISE:
+            self._engaged = True
+            return CruiseState.HOLD
+        if mode is not TorqueMode.PEDAL or driver_brake_pct > 0.0:
+            self._engaged = False
+        return CruiseState.ACCELERATOR_OVERRIDE if self._engaged else CruiseState.OFF
+
+    def heard_app(self, source: int | None, until: int) -> None:
+        """An APP frame from ``source``, held up to tick ``until``: from the cruise control's
+        address, a cruise control is heard (CCVS1's enable switch)."""
+        if source is not None and source == self._cruise_address:
+            self._cruise_heard_until = until
+
     def command(self) -> EngineCommand:
         """The newest command: what a step prepared ahead of the deadline assumes."""
         return self._command
@@ -113,7 +140,7 @@ class Powertrain:
         """The foundation brakes' demand this tick (the driver's with no brakes node)."""
         return self.controls.brake_pct(driver_brake_pct)
 
-    def measure(self, driveline: Driveline, state: Class6State, app_pct: float,
+    def measure(self, tick: int, driveline: Driveline, state: Class6State, app_pct: float,
                 app_source: int | None) -> Readings:
         """The tick's readings from the truck's state and the demands it drove with.
 
@@ -125,7 +152,9 @@ class Powertrain:
         drag = self.model.engine.motoring.at(rpm)  # indicated torque: the motoring drag added back
         gear = state.gear
         shifting = gear != state.selected
-        cruise = 1.0 if app_source is not None and app_source == self._cruise_address else 0.0
+        cruise = self._cruise
+        active = 0.0 if cruise is CruiseState.OFF else 1.0
+        enable = 1.0 if active or tick < self._cruise_heard_until else 0.0
         request = self.controls.engine_request
         driven = request.controller == self.engine.network.address and app_pct > 0.0
         controller = float(app_source if driven and app_source is not None else request.controller)
@@ -142,7 +171,7 @@ class Powertrain:
             *driveline[5:],
             float(request.mode), controller, (state.engine_demand_nm - drag) * scale, app_pct,
             max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0, -drag * scale,
-            cruise, cruise, braking, cruise,
+            active, enable, braking, float(cruise),
             output_rpm, output_rpm * ratio, 1.0 if shifting else 0.0, lockup, 0.0 if shifting else 1.0, ratio,
             driver_brake, braking, state.speed_kph,
             *(self._no_brakes if brakes is None else (
@@ -219,6 +248,14 @@ def _retarder_map(controls: Controls) -> dict[str, float]:
                                                    strict=True):
         found[rpm_name], found[pct_name] = rpm, -torque * 100.0 / reference
     return found
+
+
+class CruiseState(enum.IntEnum):
+    """SPN 527 cruise control states (CCVS1): those the engine can tell from what it obeys."""
+
+    OFF = 0
+    HOLD = 1
+    ACCELERATOR_OVERRIDE = 6
 
 
 class Latest:
