@@ -5,6 +5,7 @@ the page's third-party JavaScript (``web/package.json``, locked) comes from npm 
 import shutil
 import subprocess
 from pathlib import Path
+from typing import ClassVar
 
 from setuptools import Command, find_packages, setup
 from setuptools.command.build_py import build_py
@@ -20,8 +21,8 @@ VENDORED = {"uplot/dist/uPlot.iife.min.js": "uPlot.iife.min.js", "uplot/dist/uPl
 class BuildWeb(Command):
     """``npm ci`` in web/ and copy the page's libraries into the package (skipped when up to date)."""
 
-    description = "fetch the page's JavaScript from npm (web/package-lock.json) into ecu_sim/web/static/vendor"
-    user_options: list[tuple[str, str | None, str]] = []
+    description = "fetch the page's JavaScript from npm (web/package-lock.json) into the package"
+    user_options: ClassVar[list[tuple[str, str | None, str]]] = []
 
     def initialize_options(self) -> None:
         pass
@@ -41,7 +42,8 @@ class BuildWeb(Command):
         result = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=WEB,
                                 capture_output=True, text=True, check=False)
         if result.returncode != 0:
-            raise SystemExit(f"npm ci in {WEB} failed (the page's plotting library):\n{result.stderr[-2000:]}")
+            raise SystemExit(f"npm ci in {WEB} failed (the page's plotting library):\n"
+                             f"{result.stderr[-2000:]}")
         VENDOR.mkdir(parents=True, exist_ok=True)
         for source, name in VENDORED.items():
             shutil.copyfile(WEB / "node_modules" / source, VENDOR / name)
