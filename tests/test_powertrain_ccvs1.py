@@ -14,7 +14,7 @@ import can
 
 from ecu_sim.codec.command import CommandCodec
 from ecu_sim.j1939.ids import pgn_of
-from tests.powertrainrig import Rig, rig
+from tests.powertrainrig import Rig, command, rig
 
 CRUISE, DRIVER = 0x11, 0x27
 START = 100
@@ -105,3 +105,35 @@ def test_without_a_cruise_control_on_the_bus_the_enable_switch_is_off() -> None:
 def test_the_set_speed_is_not_available_since_the_cruise_control_does_not_send_it() -> None:
     r = run(lambda r, k: [eec2(r, 30.0, CRUISE)], START + 50)
     assert fields(r, START, START + 50, "CruiseCtrlSetSpeed") == {(255,)}
+
+
+def xbr(r: Rig, k: int) -> can.Message:
+    """XBR -2 m/s^2 from the controller, maximum mode, every 20 ms."""
+    return command(r.database, "XBR", k // 2 % 16, {EBI: 2, XBR_PRIORITY: 2, XBR_MODE: 2}, {DEMAND: -2.0})
+
+
+def xbr_run() -> Rig:
+    return run(lambda r, k: [xbr(r, k)] if k >= START and k % 2 == 0 else [], START + 50)
+
+
+def decoded(r: Rig, name: str, source: int, after: int) -> list[dict[str, float]]:
+    message = r.database.get_message_by_name(name)
+    found = []
+    for h in r.controller.from_address(source, pgn_of(message.frame_id)):
+        if h.tick >= after:
+            values = message.decode(bytes(h.msg.data), decode_choices=False)
+            assert isinstance(values, dict)
+            found.append({k: float(v) for k, v in values.items() if isinstance(v, int | float)})
+    return found
+
+
+def test_xbr_braking_leaves_the_drivers_brake_switches_off() -> None:
+    r = xbr_run()
+    assert fields(r, START + 10, START + 50, "BrakeSwitch") == {(0,)}
+    assert {(v["EBSBrakeSwitch"], v["BrakePedalPosition"]) for v in decoded(r, "EBC1", 0x0B, START + 10)} == {
+        (0, 0.0)}
+
+
+def test_xbr_braking_reports_the_foundation_brakes_in_use() -> None:
+    r = xbr_run()
+    assert {v["FoundationBrakeUse"] for v in decoded(r, "EBC5", 0x0B, START + 10)} == {1}

@@ -165,15 +165,18 @@ class Powertrain:
         ratio = p.gear_ratios[gear - 1]
         lockup = 1.0 if gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm else 0.0
         driver_brake = self._driver_brake_pct
+        # the brake switches are the driver's pedal's (an ACC watching them cancels on them); the
+        # foundation brakes' use is whatever applies them, an XBR too
+        switch = 1.0 if driver_brake > 0.0 else 0.0
         braking = 1.0 if self.controls.brake_pct(driver_brake) > 0.0 else 0.0
         variable = (
             gear, state.selected, rpm, (state.engine_nm - drag) * scale, (state.demand_nm - drag) * scale,
             *driveline[5:],
             float(request.mode), controller, (state.engine_demand_nm - drag) * scale, app_pct,
             max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0, -drag * scale,
-            active, enable, braking, float(cruise),
+            active, enable, switch, float(cruise),
             output_rpm, output_rpm * ratio, 1.0 if shifting else 0.0, lockup, 0.0 if shifting else 1.0, ratio,
-            driver_brake, braking, state.speed_kph,
+            driver_brake, switch, state.speed_kph,
             *(self._no_brakes if brakes is None else (
                 float(brakes.state), float(brakes.active), brakes.accel_limit_mps2, float(brakes.controller),
                 braking, brakes.retarder_selection_pct)),
