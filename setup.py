@@ -33,7 +33,8 @@ class BuildWeb(Command):
     def run(self) -> None:
         lock = WEB / "package-lock.json"
         targets = [VENDOR / name for name in VENDORED.values()]
-        if all(t.exists() and t.stat().st_mtime >= lock.stat().st_mtime for t in targets):
+        built = lock.stat().st_mtime if lock.exists() else 0.0  # an sdist carries the files built
+        if all(t.exists() and t.stat().st_mtime >= built for t in targets):
             return
         npm = shutil.which("npm")
         if npm is None:
