@@ -288,6 +288,27 @@ def test_a_recording_of_ccm_command_tsc1_decodes_with_true_checksums_and_replays
     assert all(v["XBRMessageChecksum"] == xbr_checksum(bytes(m.data), m.arbitration_id) for m, v in xbr)
     assert {v["TSC1TransmissionRate"] for _, v in tsc1} == {6}  # 20 ms, XBR's rate, by default
     modes = [v["EngOverrideCtrlMode"] for _, v in tsc1]
-    assert modes[-1] == 2 and set(modes) <= {0, 2}  # torque control once it hears the speed
+    assert modes[-2] == 2 and set(modes) <= {0, 2}  # torque control once it hears the speed, then release
     replayed = run_cli("replay", str(record))
     assert replayed.returncode == 0 and "bit for bit" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+@pytest.mark.slow
+def test_a_tsc1_ccm_stopped_by_sigterm_releases_the_engine_and_the_brakes_with_override_disabled(
+        start: Callable[..., Node], udp: Udp, tmp_path: Path) -> None:
+    truck = start(*udp.args(), "--vehicle", "class6", "--profile", "j1939", "--network", "powertrain",
+                  "--grade", "0")
+    truck.wait_for(r"speed +\d")
+    record = tmp_path / "ccm.log"
+    ccm = start("ccm", *udp.args(), "--vehicle", "class6", "--profile", "j1939", "--command", "tsc1",
+                "--record", str(record))
+    ccm.wait_for(r"TSC1 +\d")  # torque control: it heard the speed and drives
+    assert ccm.stop() == 0, ccm.log
+    truck.wait_for(r"speed +\d")  # a status line after the CCM went, a second later
+    truck.wait_for(r"speed +\d")
+    assert truck.stop() == 0, truck.log
+    sent = [msg for msg in can.LogReader(str(record)) if msg.is_extended_id and not msg.is_rx]
+    tsc1, xbr = decoded(sent, TSC1_PGN), decoded(sent, XBR_PGN)
+    assert tsc1[-2][1]["EngOverrideCtrlMode"] == 2 and tsc1[-1][1]["EngOverrideCtrlMode"] == 0
+    assert xbr[-1][1]["XBRCtrlMode"] == 0
+    assert "lost control" not in truck.log

@@ -126,6 +126,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
             stack.callback(probe.write, probe_path)
         stack.enter_context(tuned.levers(settings, between))
         loop.run(_max_ticks(settings))
+        _release(built, loop, recorder)
         if isinstance(recorder, Recorder):
             _await_echoes(port, recorder, settings.run.resolved_period_s)
         bus_state = port.state_text() + ("" if plant is None else f" | {plant.status_text()}")
@@ -219,6 +220,26 @@ def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Pro
         channel=None if channel is None else str(channel)))
     log.info("recording every frame to %s", path)
     return recorder
+
+
+def _release(built: Built, loop: TickLoop, recorder: Recorder | McapRecorder | None) -> None:
+    """A CCM that commands by TSC1 and XBR hands the engine and the brakes back before it goes:
+    one more tick with its cruise off sends both with override disabled (mode 00), so neither
+    is left to time it out (SPN 898 or 2920 FMI 9). The cruise-off is journaled as a control
+    before that tick, so a replay repeats it."""
+    from ecu_sim.nodes.ccm import Ccm
+    from ecu_sim.runs.controls import Control, apply
+
+    node = built.node
+    if not isinstance(node, Ccm) or node.commands is None:
+        return
+    control = Control("cruise", False)
+    apply(control, built, node.tick_index)
+    if isinstance(recorder, Recorder):
+        recorder.control(control.record())
+    log.info("releasing the engine and the brakes (TSC1 and XBR with override disabled)")
+    loop.resume()
+    loop.run(1)
 
 
 def _max_ticks(settings: Settings) -> int | None:

@@ -104,6 +104,10 @@ class TickLoop:
         """Ask the loop to end after the current tick; safe from a signal handler or thread."""
         self._stop.set()
 
+    def resume(self) -> None:
+        """Let a stopped loop run again: a node's last tick after the stop (the CCM's release)."""
+        self._stop.clear()
+
     def run(self, max_ticks: int | None = None) -> LoopStats:
         """Tick until stopped or until ``max_ticks`` more ticks (transmitted or skipped) have run.
 
