@@ -201,6 +201,15 @@ def open_bus(args: argparse.Namespace) -> Iterator[can.BusABC]:
         bus.shutdown()
 
 
+def release(tsc1: Command, xbr: Command) -> list[can.Message]:
+    """TSC1 and XBR with override disabled, the XBR with a valid demand of 0 (a "not available"
+    demand is one a brake controller may refuse even in a release)."""
+    return [tsc1.frame({695: OVERRIDE_DISABLED, 897: LOWEST_PRIORITY, 3349: RATE_20_MS,
+                        3350: CRUISE_PURPOSE}),
+            xbr.frame({2920: 0.0, 2914: EBI_ALLOWED, 2915: ACC_PRIORITY, 2916: OVERRIDE_DISABLED,
+                       4818: 0.0})]
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -286,9 +295,8 @@ def main(argv: list[str] | None = None) -> int:
                                      "" if brake is None else f"{brake:.3f}"])
                 deadline = max(deadline + PERIOD_S, time.monotonic())  # late: no burst to catch up
         finally:  # release the engine and the brakes: override disabled, once each
-            bus.send(tsc1.frame({695: OVERRIDE_DISABLED, 897: LOWEST_PRIORITY, 3349: RATE_20_MS,
-                                 3350: CRUISE_PURPOSE}))
-            bus.send(xbr.frame({2914: EBI_ALLOWED, 2915: ACC_PRIORITY, 2916: OVERRIDE_DISABLED}))
+            for frame in release(tsc1, xbr):
+                bus.send(frame)
             if log is not None:
                 log.close()
     print(f"minimum gap {min_gap:.1f} m at {min_at:.1f} s (limit {args.min_gap:g} m)")

@@ -64,6 +64,17 @@ def test_the_examples_first_frames_are_the_standards_worked_frames(
     assert f"{msg.arbitration_id:08x} {bytes(msg.data).hex()}" == frame
 
 
+def test_the_examples_xbr_release_carries_a_valid_demand_of_zero() -> None:
+    acc = example()
+    db = acc.load_dbc(None)
+    tsc1 = acc.Command(acc.find(db, 518, destination=0), 4206, 4207, 8, acc.tsc1_checksum)
+    xbr = acc.Command(acc.find(db, 2920), 3189, 3188, 16, acc.xbr_checksum)
+    frame = acc.release(tsc1, xbr)[1]
+    decoded = acc.find(db, 2920).decode(bytes(frame.data), decode_choices=False)
+    assert decoded["XBRCtrlMode"] == 0
+    assert decoded["ExternalAccelerationDemand"] == pytest.approx(0.0, abs=1e-3)
+
+
 @pytest.mark.slow
 def test_acc_follows_the_lead_through_its_braking_without_the_gap_going_below_its_minimum(
         start: Callable[..., Node], udp: Udp, tmp_path: Path) -> None:

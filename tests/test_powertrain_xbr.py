@@ -95,3 +95,24 @@ def test_a_lost_xbr_stream_releases_the_brakes_raises_a_dtc_and_refuses_for_a_wh
     states = [v["XBRSystemState"] for tick, v in decoded(r, "EBC5", 0x0B) if tick > stop + 12]
     assert states and set(states) == {2}  # no external brake demand accepted
     assert all(a > -0.5 for a in decelerations(r, stop + 20))
+
+
+def test_an_xbr_release_whose_demand_is_not_available_still_releases_the_brakes() -> None:
+    stop = START + 100
+    holder: list[Rig] = []
+
+    def at(k: int) -> list[can.Message]:
+        r = holder[0]
+        if START <= k < stop and (k - START) % 2 == 0:
+            return [xbr(r, (k - START) // 2, -2.0)]
+        if k == stop:  # override disabled, the demand left "not available"
+            return [command(r.database, "XBR", (k - START) // 2, {EBI: INTEGRATED, PRIORITY: ACC_PRIORITY,
+                                                                   MODE: 0})]
+        return []
+
+    r = rig(at, settings())
+    holder.append(r)
+    r.run(stop + 150)
+    assert r.ecu.invalid["xbr_not_available"] == 0
+    dm1 = {d for h in r.controller.from_address(0x0B, DM1_PGN) for d, _ in unpack_dtcs(bytes(h.msg.data))}
+    assert XBR_LOST not in dm1

@@ -134,17 +134,20 @@ def tsc1_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> 
 
 
 def xbr_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> XbrCommand | None:
-    """A checked XBR frame as the brakes take it; None when its demand is not available."""
+    """A checked XBR frame as the brakes take it; None when it asks for braking with a demand
+    that is not available. A release (control mode 00) asks for nothing, so it acts whatever its
+    demand says (its acceleration is then 0)."""
     raw = intake.raw
+    mode_raw = raw(XBR_MODE, payload) or 0
+    mode = XbrMode(mode_raw) if mode_raw <= XbrMode.MAXIMUM else XbrMode.DISABLED
     demand = raw(XBR_DEMAND, payload)
-    if demand is None or demand > _MAX_16:
+    accel = None if demand is None or demand > _MAX_16 else intake.value(XBR_DEMAND, demand)
+    if accel is None and mode is not XbrMode.DISABLED:
         return None
-    mode = raw(XBR_MODE, payload) or 0
     ebi = raw(XBR_EBI, payload)
-    return XbrCommand(source=source_address_of(arbitration_id), accel_mps2=intake.value(XBR_DEMAND, demand),
+    return XbrCommand(source=source_address_of(arbitration_id), accel_mps2=0.0 if accel is None else accel,
                       ebi=Ebi(ebi) if ebi is not None and ebi <= Ebi.INTEGRATED else Ebi.INTEGRATED,
-                      priority=raw(XBR_PRIORITY, payload) or 0,
-                      mode=XbrMode(mode) if mode <= XbrMode.MAXIMUM else XbrMode.DISABLED,
+                      priority=raw(XBR_PRIORITY, payload) or 0, mode=mode,
                       counter=raw(XBR_COUNTER, payload))
 
 
