@@ -152,3 +152,27 @@ def test_the_stream_and_mcap_state_of_the_ecu_names_the_controller_and_its_torqu
     r = run(lambda r, k: [tsc1(r, k, 0.0)], START + 20)
     state = node_state(r.ecu)  # what --stream and an MCAP recording show of the ECU each tick
     assert (state["controlling_address"], state["torque_mode"]) == (CONTROLLER, CRUISE_MODE)
+
+
+def tsc1_retarder(r: Rig, counter: int, torque: float) -> can.Message:
+    return command(r.database, "TSC1_RET", counter, {MODE: TORQUE_CONTROL, PRIORITY: 3, RATE: STANDARD_RATE,
+                                                     PURPOSE: P2_CRUISE}, {TORQUE: torque})
+
+
+def test_tsc1_to_the_retarder_from_a_source_not_in_tsc1_sources_is_refused_and_counted() -> None:
+    r = run(lambda r, k: [tsc1_retarder(r, k % 8, -50.0)] if k < START + 30 else [], START + 31,
+            tsc1_sources=("0x03",))
+    assert r.ecu.invalid["tsc1_retarder_refused"] == 30
+
+
+def test_tsc1_to_the_retarder_brakes_the_engine_through_the_node() -> None:
+    r = run(lambda r, k: [tsc1_retarder(r, k % 8, -50.0)], START + 50)
+    message = r.database.get_message_by_name("ERC1")
+    heard = [h for h in r.controller.from_address(0x0F, pgn_of(message.frame_id)) if h.tick >= START + 20]
+    assert heard
+    for h in heard:
+        decoded = message.decode(bytes(h.msg.data), decode_choices=False)
+        assert isinstance(decoded, dict)
+        assert decoded["SrcAddrssOfCtrllngDvcForRetarder"] == CONTROLLER
+        torque = decoded["ActualRetarderPercentTorque"]
+        assert isinstance(torque, int | float) and torque < 0.0

@@ -197,8 +197,8 @@ class Controls:
                     return f"{intake.name}_not_available"
                 taken = function.receive(tick, command) is XbrAdmission.ACCEPTED
             elif isinstance(function, Retarder):
-                function.receive(tick, tsc1_command(intake, arbitration_id, payload))
-                taken = True
+                admission = function.receive(tick, tsc1_command(intake, arbitration_id, payload))
+                taken = admission in (Admission.ACCEPTED, Admission.SKIPPED)
             else:
                 tsc1 = tsc1_command(intake, arbitration_id, payload)
                 self.tsc1_senders.add(tsc1.source)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.powertrain.engine_control import TorqueMode, Tsc1Arbiter, Tsc1Command
+from ecu_sim.powertrain.engine_control import Admission, TorqueMode, Tsc1Arbiter, Tsc1Command
 from ecu_sim.vehicle.engine import TorqueCurve
 
 #: (rpm, N m absorbed at the crank): about 200 kW at 2400 rpm, nothing at idle
@@ -58,9 +58,10 @@ class Retarder:
         """What the map absorbs at ``rpm`` (positive), linear between its points, flat beyond."""
         return self._map.at(rpm)
 
-    def receive(self, tick: int, command: Tsc1Command) -> None:
-        """A TSC1 to the retarder (its rate field's standard is 50 ms, so code 7 means that)."""
-        self.arbiter.receive(tick, command if command.rate_code != 7 else _with_rate(command, 5))
+    def receive(self, tick: int, command: Tsc1Command) -> Admission:
+        """A TSC1 to the retarder (its rate field's standard is 50 ms, so code 7 means that), and
+        the arbiter's verdict on it."""
+        return self.arbiter.receive(tick, command if command.rate_code != 7 else _with_rate(command, 5))
 
     def step(self, tick: int, engine_rpm: float, dt_s: float, selection_pct: float = 0.0,
              brakes_address: int | None = None) -> RetarderOutput:
