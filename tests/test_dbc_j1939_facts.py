@@ -22,3 +22,9 @@ def test_ccvs1_carries_the_engine_idle_switches_under_their_spns(
     signal = next(s for s in database.get_message_by_name("CCVS1").signals if s.spn == spn)
     assert signal.start == start and signal.length == 2
     assert signal.comment is not None and f"SPN {spn} {name}" in signal.comment
+
+
+@pytest.mark.parametrize(("name", "priority"), [("ETC1", 3), ("ETC2", 6), ("EEC1", 3), ("CCVS1", 6)])
+def test_the_transmission_and_engine_messages_go_at_j1939_71s_default_priority(
+        database: Database, name: str, priority: int) -> None:
+    assert database.get_message_by_name(name).frame_id >> 26 == priority
