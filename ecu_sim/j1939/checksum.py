@@ -25,6 +25,9 @@ from typing import Final, NamedTuple
 
 #: the raw value of a 4-bit field that says "not available"
 NOT_AVAILABLE_4BIT: Final = 0xF
+#: how many values the message counters run through: TSC1 0..7, XBR 0..15 (J1939-71)
+TSC1_COUNTER_MODULUS: Final = 8
+XBR_COUNTER_MODULUS: Final = 16
 
 
 class BitField(NamedTuple):
@@ -89,11 +92,11 @@ class Integrity:
 
     @classmethod
     def tsc1(cls, counter: BitField, checksum: BitField) -> Integrity:
-        return cls(counter, checksum, tsc1_fold, 8, NOT_AVAILABLE_4BIT)
+        return cls(counter, checksum, tsc1_fold, TSC1_COUNTER_MODULUS, NOT_AVAILABLE_4BIT)
 
     @classmethod
     def xbr(cls, counter: BitField, checksum: BitField) -> Integrity:
-        return cls(counter, checksum, xbr_fold, 16, None)
+        return cls(counter, checksum, xbr_fold, XBR_COUNTER_MODULUS, None)
 
     def seal(self, arbitration_id: int, payload: bytes, counter: int) -> bytes:
         """``payload`` with ``counter`` (taken modulo the sequence) and the matching checksum set."""

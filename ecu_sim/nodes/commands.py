@@ -39,6 +39,7 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.command import CommandCodec, find_message
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import destination_of, source_address_of
+from ecu_sim.powertrain.engine_control import ENGINE_STANDARD_PERIOD_S, RATE_PERIODS_S, STANDARD_RATE_CODE
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,8 @@ SPEED_CONDITIONS_TRANSIENT = 0
 XBR_MAXIMUM = 2  # control mode 10: the larger of the driver's and the XBR demand
 XBR_EBI_ALLOWED = 2  # 10: endurance brake integration allowed
 XBR_PRIORITY_ACC = 2  # 10
-#: J1939-71's TSC1 transmission rates: field value -> period in seconds (7: the standard 10 ms)
-TSC1_RATES = {0: 1.0, 1: 0.75, 2: 0.5, 3: 0.25, 4: 0.1, 5: 0.05, 6: 0.02, 7: 0.01}
+#: J1939-71's TSC1 transmission rates to an engine: field value -> period in seconds (7: the standard 10 ms)
+TSC1_RATES = {**RATE_PERIODS_S, STANDARD_RATE_CODE: ENGINE_STANDARD_PERIOD_S}
 #: the CCM's default period with TSC1 and XBR: J1939-71's XBR rate while active, within TSC1's 10..20 ms
 COMMAND_PERIOD_S = 0.02
 #: deceleration asked per km/h above the brake band, m/s^2, and the most the CCM asks

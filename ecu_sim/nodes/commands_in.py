@@ -19,7 +19,7 @@ from cantools.database.can import Message, Signal
 
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.j1939.checksum import BitField, Integrity, Verdict
-from ecu_sim.j1939.ids import destination_of, source_address_of
+from ecu_sim.j1939.ids import destination_of, pgn_of, source_address_of
 from ecu_sim.powertrain.brake_control import Admission as XbrAdmission
 from ecu_sim.powertrain.brake_control import BrakeController, BrakeOutput, Ebi, XbrCommand, XbrMode
 from ecu_sim.powertrain.engine_control import (
@@ -83,7 +83,7 @@ class CommandIntake:
         if integrity is None:
             raise ValueError(f"{message.name} has no counter and checksum signals")
         self.integrity: Integrity = integrity
-        self.pgn = (message.frame_id >> 8) & 0x3FF00
+        self.pgn = pgn_of(message.frame_id)
         self.destination = destination
         self.name = name
         self.fields: Mapping[int, Field] = fields_of(message)
@@ -91,8 +91,7 @@ class CommandIntake:
 
     def matches(self, arbitration_id: int) -> bool:
         """A frame of this command to this destination (J1939 receivers match by PGN)."""
-        return ((arbitration_id >> 8) & 0x3FF00 == self.pgn
-                and destination_of(arbitration_id) == self.destination)
+        return pgn_of(arbitration_id) == self.pgn and destination_of(arbitration_id) == self.destination
 
     def check(self, arbitration_id: int, payload: bytes) -> str | None:
         """None when the frame may act, else the kind it is counted as (``tsc1_checksum``)."""

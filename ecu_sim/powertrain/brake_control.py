@@ -31,7 +31,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
-from ecu_sim.j1939.checksum import CounterWatch, Step
+from ecu_sim.j1939.checksum import XBR_COUNTER_MODULUS, CounterWatch, Step
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.runtime.ticks import ticks_in
 
@@ -124,7 +124,7 @@ class _Stream:
     command: XbrCommand
     since: int
     last: int
-    watch: CounterWatch = field(default_factory=lambda: CounterWatch(16))
+    watch: CounterWatch = field(default_factory=lambda: CounterWatch(XBR_COUNTER_MODULUS))
 
 
 class BrakeController:

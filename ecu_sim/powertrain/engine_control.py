@@ -32,22 +32,21 @@ import enum
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
-from ecu_sim.j1939.checksum import CounterWatch, Step
+from ecu_sim.j1939.checksum import NOT_AVAILABLE_4BIT, TSC1_COUNTER_MODULUS, CounterWatch, Step
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.runtime.ticks import ticks_in
 
 #: a sender loses control after this many of its declared periods without a message
 MISSED_PERIODS: Final = 5
-#: SPN 3349 -> the declared period in seconds; 7 is "the standard rate" (10 ms to an engine)
+#: SPN 3349 -> the declared period in seconds; 7 is "the standard rate" of the destination
 RATE_PERIODS_S: Final = {0: 1.0, 1: 0.75, 2: 0.5, 3: 0.25, 4: 0.1, 5: 0.05, 6: 0.02}
 STANDARD_RATE_CODE: Final = 7
+#: the standard rate of a TSC1 to an engine (J1939-71)
+ENGINE_STANDARD_PERIOD_S: Final = 0.01
 #: DTC of a TSC1 sender that stopped without releasing: SPN 898, FMI 9 abnormal update rate
 TIMEOUT_DTC: Final = Dtc(898, 9)
 #: a torque limit this high (FAh, the top of SPN 518) limits nothing
 NO_LIMIT_PCT: Final = 125.0
-#: TSC1's counter runs 0..7; 0xF says "not available"
-COUNTER_MODULUS: Final = 8
-COUNTER_NOT_AVAILABLE: Final = 0xF
 
 
 class Override(enum.IntEnum):
@@ -99,10 +98,6 @@ class Tsc1Command:
     purpose: int = 31
     counter: int | None = None
 
-    @property
-    def period_s(self) -> float:
-        """The period the sender declared (SPN 3349), the standard 10 ms for code 7 or any other."""
-        return RATE_PERIODS_S.get(self.rate_code, 0.01)
 
 
 class EngineRequest(NamedTuple):
@@ -131,7 +126,8 @@ class _Standing:
     command: Tsc1Command
     since: int
     last: int
-    watch: CounterWatch = field(default_factory=lambda: CounterWatch(COUNTER_MODULUS, COUNTER_NOT_AVAILABLE))
+    watch: CounterWatch = field(
+        default_factory=lambda: CounterWatch(TSC1_COUNTER_MODULUS, NOT_AVAILABLE_4BIT))
     timed_out: bool = False
 
 
@@ -148,8 +144,12 @@ class Tsc1Arbiter:
     """The engine's TSC1 arbitration; call :meth:`receive` for each frame, :meth:`arbitrate` each tick."""
 
     def __init__(self, period_s: float, *, own_address: int = 0x00, accepted: frozenset[int] | None = None,
-                 governor: Governor | None = None, missed_periods: int = MISSED_PERIODS) -> None:
+                 governor: Governor | None = None, missed_periods: int = MISSED_PERIODS,
+                 standard_period_s: float = ENGINE_STANDARD_PERIOD_S) -> None:
+        """``standard_period_s``: what the rate field's "standard rate" (7) means at this
+        destination (10 ms at an engine, 50 ms at a retarder)."""
         self.period_s = period_s
+        self.standard_period_s = standard_period_s
         self.own_address = own_address
         self.accepted = accepted
         self.governor = governor or Governor()
@@ -161,8 +161,12 @@ class Tsc1Arbiter:
         self.repeated = 0
         self.skipped = 0
 
+    def declared_period_s(self, command: Tsc1Command) -> float:
+        """The period the sender declared (SPN 3349): the destination's standard for code 7."""
+        return RATE_PERIODS_S.get(command.rate_code, self.standard_period_s)
+
     def timeout_ticks(self, command: Tsc1Command) -> int:
-        return max(1, ticks_in(self.missed_periods * command.period_s, self.period_s))
+        return max(1, ticks_in(self.missed_periods * self.declared_period_s(command), self.period_s))
 
     def receive(self, tick: int, command: Tsc1Command) -> Admission:
         """Take one decoded frame (its checksum already verified) heard in ``tick``."""
@@ -176,7 +180,7 @@ class Tsc1Arbiter:
         if standing is None or standing.timed_out:
             standing = _Standing(command, tick, tick)
             self._standing[command.source] = standing
-        counter = command.counter if command.counter is not None else COUNTER_NOT_AVAILABLE
+        counter = command.counter if command.counter is not None else NOT_AVAILABLE_4BIT
         step = standing.watch.observe(counter)
         if step is Step.REPEATED:
             self.repeated += 1

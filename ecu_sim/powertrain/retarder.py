@@ -52,16 +52,16 @@ class Retarder:
         self._map = TorqueCurve(self.points)
         self.reference_nm = max(t for _, t in self.points)
         self.own_address = own_address
-        self.arbiter = Tsc1Arbiter(period_s, own_address=own_address, accepted=accepted)
+        self.arbiter = Tsc1Arbiter(period_s, own_address=own_address, accepted=accepted,
+                                   standard_period_s=RETARDER_TSC1_PERIOD_S)
 
     def available_nm(self, rpm: float) -> float:
         """What the map absorbs at ``rpm`` (positive), linear between its points, flat beyond."""
         return self._map.at(rpm)
 
     def receive(self, tick: int, command: Tsc1Command) -> Admission:
-        """A TSC1 to the retarder (its rate field's standard is 50 ms, so code 7 means that), and
-        the arbiter's verdict on it."""
-        return self.arbiter.receive(tick, command if command.rate_code != 7 else _with_rate(command, 5))
+        """A TSC1 to the retarder (its rate field's standard is 50 ms), and the arbiter's verdict."""
+        return self.arbiter.receive(tick, command)
 
     def step(self, tick: int, engine_rpm: float, dt_s: float, selection_pct: float = 0.0,
              brakes_address: int | None = None) -> RetarderOutput:
@@ -83,9 +83,4 @@ class Retarder:
         torque = max(intended / scale, -available)
         return RetarderOutput(torque, torque * scale, intended, -available * scale, mode, controller,
                               request.dtcs)
-
-
-def _with_rate(command: Tsc1Command, rate_code: int) -> Tsc1Command:
-    return Tsc1Command(command.source, command.mode, command.priority, command.speed_rpm, command.torque_pct,
-                       rate_code, command.purpose, command.counter)
 
