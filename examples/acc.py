@@ -227,6 +227,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="the gap it must never go below, m (default 10); exit status 1 if it does")
     parser.add_argument("--max-speed", type=float, default=90.0, help="km/h (default 90)")
     parser.add_argument("--duration", type=float, default=60.0, help="s (default 60)")
+    parser.add_argument("--speed-lost", type=float, default=SPEED_LOST_S, metavar="SECONDS",
+                        help=f"release and exit 1 when no speed came for so long (default {SPEED_LOST_S:g})")
     parser.add_argument("--log", type=Path, help="CSV: t_s, speeds, gap, commands, one row per 20 ms")
     return parser.parse_args(argv)
 
@@ -273,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                         if speed is not None:
                             own_kph, heard = speed, time.monotonic()
                 now = time.monotonic()
-                if now - heard > SPEED_LOST_S:
+                if now - heard > args.speed_lost:
                     print(f"lost the truck's speed for {now - heard:.1f} s: released", file=sys.stderr)
                     status = 1
                     break

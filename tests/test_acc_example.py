@@ -64,6 +64,12 @@ def test_the_examples_first_frames_are_the_standards_worked_frames(
     assert f"{msg.arbitration_id:08x} {bytes(msg.data).hex()}" == frame
 
 
+def test_the_example_gives_up_on_the_speed_after_speed_lost_seconds_one_by_default() -> None:
+    acc = example()
+    assert acc.parse(["--lead", str(LEAD)]).speed_lost == 1.0
+    assert acc.parse(["--lead", str(LEAD), "--speed-lost", "3"]).speed_lost == 3.0
+
+
 def test_the_examples_xbr_release_carries_a_valid_demand_of_zero() -> None:
     acc = example()
     db = acc.load_dbc(None)
@@ -85,7 +91,7 @@ def test_acc_follows_the_lead_through_its_braking_without_the_gap_going_below_it
     acc = subprocess.run(
         [sys.executable, str(EXAMPLE), "-i", "udp_multicast", "-c", udp.group, "--port", str(udp.port),
          "--hop-limit", "0", "--lead", str(LEAD), "--duration", "40", "--min-gap", str(MIN_GAP_M),
-         "--log", str(log)],
+         "--log", str(log), "--speed-lost", "3"],  # a loaded machine may stall the truck a while
         stdin=subprocess.DEVNULL, capture_output=True, text=True, env=clean_env(), timeout=40 + HANG_S)
     assert truck.stop() == 0, truck.log
     assert not re.search(r"(tsc1|xbr)_(checksum|counter)", truck.log), "the truck refused its frames"
