@@ -75,6 +75,18 @@ def test_a_cosim_peers_tsc1_frame_acts_in_the_tick_it_is_given_for() -> None:
         assert not math.isnan(dict(zip(names, outputs, strict=True))["ETC2.TransCurrentGear"])
 
 
+def test_a_cosim_peers_xbr_frame_acts_in_the_tick_it_is_given_for() -> None:
+    settings, profile = prepare(powertrain_settings())
+    xbr = command(profile.database, "XBR", 0, {2914: 2, 2915: 2, 2916: 2}, {2920: -2.0})
+    with Stepper(settings, profile, load_vehicle_route(settings)) as stepper:
+        stepper.step(50, (80.0, math.nan, 0.0))  # every claim stands
+        controls = stepper.ecu.powertrain.controls if stepper.ecu.powertrain else None
+        assert controls is not None and controls.brake_output is not None
+        assert controls.brake_output.controller == 0x0B
+        stepper.step(3, (80.0, math.nan, 0.0), (Frame(xbr.arbitration_id, bytes(xbr.data), offset=2),))
+        assert controls.brake_output.controller == 0x2A and controls.brake_output.foundation_pct > 0.0
+
+
 CAMPAIGN = """
 [base]
 run.duration_s = 60

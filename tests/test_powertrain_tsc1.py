@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import can
+import pytest
 
 from ecu_sim.io.signals import node_state
 from ecu_sim.j1939.dm import DM1_PGN, Dtc, unpack_dtcs
@@ -176,3 +178,15 @@ def test_tsc1_to_the_retarder_brakes_the_engine_through_the_node() -> None:
         assert decoded["SrcAddrssOfCtrllngDvcForRetarder"] == CONTROLLER
         torque = decoded["ActualRetarderPercentTorque"]
         assert isinstance(torque, int | float) and torque < 0.0
+
+
+def test_a_lost_tsc1_sender_is_logged_once_however_often_it_falls_silent(
+        caplog: pytest.LogCaptureFixture) -> None:
+    def bursts(r: Rig, k: int) -> list[can.Message]:  # 20 frames, 30 ticks of silence, again and again
+        return [tsc1(r, k, 0.0, counter=k % 8)] if (k - START) % 50 < 20 else []
+
+    with caplog.at_level(logging.WARNING):
+        r = run(bursts, START + 200)
+    lost = [rec for rec in caplog.records if "TSC1 to the engine" in rec.getMessage()]
+    assert len(lost) == 1
+    assert r.ecu.invalid["tsc1_refused"] == 0

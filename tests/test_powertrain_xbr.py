@@ -116,3 +116,29 @@ def test_an_xbr_release_whose_demand_is_not_available_still_releases_the_brakes(
     assert r.ecu.invalid["xbr_not_available"] == 0
     dm1 = {d for h in r.controller.from_address(0x0B, DM1_PGN) for d, _ in unpack_dtcs(bytes(h.msg.data))}
     assert XBR_LOST not in dm1
+
+
+def driver_brake(r: Rig, pct: float) -> can.Message:
+    """EBC1 with the driver's brake pedal at ``pct`` from the cruise control's address (0x11)."""
+    message = r.database.get_message_by_name("EBC1")
+    values = {s.name: (pct if s.spn == 521 else 3) for s in message.signals}
+    return can.Message(arbitration_id=message.frame_id, data=message.encode(values, strict=False),
+                       is_extended_id=True)
+
+
+def test_in_maximum_mode_a_driver_braking_harder_than_the_xbr_brakes_as_the_pedal_asks() -> None:
+    holder: list[Rig] = []
+
+    def at(k: int) -> list[can.Message]:
+        r = holder[0]
+        frames = [driver_brake(r, 60.0)] if k >= START and k % 10 == 0 else []
+        if k >= START and (k - START) % 2 == 0:
+            frames.append(xbr(r, (k - START) // 2, -0.5))
+        return frames
+
+    r = rig(at, settings())
+    holder.append(r)
+    r.run(START + 100)
+    assert r.ecu.brake_demand_pct == 60.0  # the larger: the pedal's, not the XBR's mild demand
+    modes = {v["XBRActiveControlMode"] for tick, v in decoded(r, "EBC5", 0x0B) if tick > START + 20}
+    assert modes == {3}  # maximum mode, the XBR still in control of the brakes
