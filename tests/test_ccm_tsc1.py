@@ -312,3 +312,19 @@ def test_a_tsc1_ccm_stopped_by_sigterm_releases_the_engine_and_the_brakes_with_o
     assert tsc1[-2][1]["EngOverrideCtrlMode"] == 2 and tsc1[-1][1]["EngOverrideCtrlMode"] == 0
     assert xbr[-1][1]["XBRCtrlMode"] == 0
     assert "lost control" not in truck.log
+
+
+@pytest.mark.slow
+def test_an_mcap_recording_of_a_tsc1_ccm_replays_its_release_bit_for_bit(
+        start: Callable[..., Node], udp: Udp, tmp_path: Path) -> None:
+    pytest.importorskip("mcap")
+    truck = start(*udp.args(), "--vehicle", "class6", "--profile", "j1939", "--network", "powertrain",
+                  "--grade", "0")
+    truck.wait_for(r"speed +\d")
+    record = tmp_path / "ccm.mcap"
+    ccm = start("ccm", *udp.args(), "--vehicle", "class6", "--profile", "j1939", "--command", "tsc1",
+                "--record", str(record), "--duration", "3")
+    assert ccm.wait() == 0, ccm.log
+    assert truck.stop() == 0, truck.log
+    replayed = run_cli("replay", str(record))
+    assert replayed.returncode == 0 and "bit for bit" in replayed.stdout, replayed.stdout + replayed.stderr

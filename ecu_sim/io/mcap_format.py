@@ -12,7 +12,9 @@ every signal named:
 - ``/ticks``: one message per tick: the journal's counts (``rx``, ``tx``, ``skipped``,
   ``failed``) and the tick as the live stream sends it (model state, lateness, counters);
 - metadata ``ecu-sim journal`` (the journal's line 1: settings, route, DBC checksum, faults) and,
-  when the run stops in order, ``ecu-sim end`` (the journal's ``end RX``).
+  when the run stops in order, ``ecu-sim end`` (the journal's ``end RX``); ``ecu-sim control``
+  for each control applied between two ticks (the journal's ``control`` lines: the CCM's release
+  when it stops).
 
 The journal lives inside the file rather than beside it because an MCAP file is a container of
 channels and metadata: one file is what a viewer opens and what a person copies, and a journal
@@ -43,6 +45,8 @@ TICKS = "/ticks"
 SIGNALS = "/signals/"
 HEAD = "ecu-sim journal"
 END = "ecu-sim end"
+#: a control applied before a tick (the journal's ``control`` line): ``before`` the tick, ``control``
+CONTROL = "ecu-sim control"
 _NUMBER = {"type": "number"}
 FRAME_SCHEMA = {
     "title": "ecu_sim.CanFrame", "type": "object",
@@ -157,6 +161,11 @@ class McapRecorder:
         self._failed = False
         self._tick = tick + 1
 
+    def control(self, record: dict[str, Any]) -> None:
+        """A control applied before the coming tick, as the journal's ``control`` line holds it."""
+        self._writer.add_metadata(CONTROL, {"before": str(self._tick),
+                                            "control": json.dumps(record, separators=(",", ":"))})
+
     def stop(self) -> None:
         """Write the end metadata and the summary, close the file; safe to call twice."""
         if self._stopped:
@@ -174,18 +183,21 @@ def read_journal(path: str) -> journal.Journal:
     head: dict[str, Any] | None = None
     trailing: int | None = None
     ticks: list[TickRecord] = []
+    controls: dict[int, list[dict[str, Any]]] = {}
     for name, data in _metadata(path):
         if name == HEAD:
             head = json.loads(data["head"])
         elif name == END:
             trailing = int(data["rx"])
+        elif name == CONTROL:
+            controls.setdefault(int(data["before"]), []).append(json.loads(data["control"]))
     if head is None or head.get("format") != journal.FORMAT:
         raise ConfigError(f"{path} holds no ecu-sim tick journal: it was not written by "
                           "ecu-sim --record FILE.mcap")
     for record in messages(path, TICKS):
         ticks.append(TickRecord(int(record["rx"]), int(record["tx"]), bool(record["skipped"]),
                                 bool(record["failed"])))
-    return journal.Journal(head, ticks, [], trailing)
+    return journal.Journal(head, ticks, [], trailing, controls)
 
 
 def _metadata(path: str) -> Iterator[tuple[str, dict[str, str]]]:

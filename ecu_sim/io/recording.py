@@ -104,7 +104,7 @@ def load(path: str) -> Recording:
         if not os.path.isfile(path):
             raise ConfigError(f"the recording {path} does not exist")
         inside = mcap_format.read_journal(path)
-        return Recording(path, inside.head, inside.ticks, [path], inside.trailing)
+        return Recording(path, inside.head, inside.ticks, [path], inside.trailing, controls=inside.controls)
     read = journal.read(journal.journal_path(path), path)
     folder = os.path.dirname(path)
     files = [os.path.join(folder, part) for part in read.parts] + [path]

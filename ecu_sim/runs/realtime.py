@@ -235,7 +235,7 @@ def _release(built: Built, loop: TickLoop, recorder: Recorder | McapRecorder | N
         return
     control = Control("cruise", False)
     apply(control, built, node.tick_index)
-    if isinstance(recorder, Recorder):
+    if recorder is not None:
         recorder.control(control.record())
     log.info("releasing the engine and the brakes (TSC1 and XBR with override disabled)")
     loop.resume()
