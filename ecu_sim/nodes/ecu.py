@@ -127,10 +127,10 @@ class Ecu(InputNode):
             self._tick_powertrain(self.powertrain, deadline, transmit)
             return
         sent = transmit and self.send(deadline, self.encode_speed(self.vehicle.state.speed_kph))
-        if sent and self.engine_frames is not None:  # the engine messages wait for the claim too
+        if transmit and self.engine_frames is not None:  # the engine messages wait for the claim too
             driveline = self.vehicle.driveline()
             if driveline is not None:
-                self.engine_frames.send(self.tick_index, deadline, driveline)
+                self.engine_frames.send(self.tick_index, deadline, driveline, sent)
         self.finish_tick(self.app_missing, transmit)
 
     def _step_powertrain(self, powertrain: Powertrain, vehicle: Class6Vehicle, transmit: bool) -> None:

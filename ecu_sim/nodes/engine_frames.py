@@ -150,10 +150,12 @@ class EngineFrames:
         """Each message's latest payload by its PGN (None before the first), for a Request."""
         return {pgn_of(m.message.frame_id): m.latest for m in self.messages}
 
-    def send(self, tick: int, deadline: float, driveline: Sequence[float]) -> None:
-        """Each message due at ``tick`` or since the last transmitted tick (:class:`Cadence`)."""
+    def send(self, tick: int, deadline: float, driveline: Sequence[float], may_send: bool = True) -> None:
+        """Each message due at ``tick`` or since the last transmitted tick (:class:`Cadence`);
+        none while the sender may not send (its claim does not stand), which still counts as their
+        turn: a message waiting for the claim does not go out off its grid once it stands."""
         for m in self.messages:
-            if m.cadence.due(tick):
+            if m.cadence.due(tick) and may_send:
                 gate = m.gate
                 if gate is None or gate.open or gate.may_send(tick):
                     m.output.send(tick, deadline, m.payload(driveline))
