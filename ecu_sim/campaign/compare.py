@@ -13,11 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ecu_sim.campaign.case import OK
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.results import read_table
 from ecu_sim.errors import ConfigError, needs_extra
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ORDERED = [name for name, better in FIGURES.items() if better]
 
@@ -80,7 +84,7 @@ def _worse(old: dict[str, str], new: dict[str, str], relative: float,
         yield f"failed: {new.get('error', '')}"
         return
     for name in ORDERED:
-        a, b = _number(old.get(name, "")), _number(new.get(name, ""))
+        a, b = number(old.get(name, "")), number(new.get(name, ""))
         if math.isnan(a):
             continue
         if math.isnan(b):
@@ -92,7 +96,7 @@ def _worse(old: dict[str, str], new: dict[str, str], relative: float,
 
 
 def _improved(old: dict[str, str], new: dict[str, str], name: str) -> bool:
-    a, b = _number(old.get(name, "")), _number(new.get(name, ""))
+    a, b = number(old.get(name, "")), number(new.get(name, ""))
     return (math.isnan(a) and not math.isnan(b)) or b < a
 
 
@@ -100,7 +104,8 @@ def _change(a: float, b: float) -> str:
     return f"{(b - a) / abs(a) * 100:+.1f} %" if a else f"{b - a:+g}"
 
 
-def _number(text: str) -> float:
+def number(text: str) -> float:
+    """A figure of a results table; NaN for an empty or unreadable cell (a failed case)."""
     try:
         return float(text) if text else math.nan
     except ValueError:
@@ -125,7 +130,7 @@ def plot(report: Report, path: str) -> None:
     rows = math.ceil(len(ORDERED) / columns)
     figure, axes = pyplot.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)
     for axis, name in zip(axes.flat, ORDERED, strict=False):
-        series = [[v for v in (_number(r.get(name, "")) for r in table) if not math.isnan(v)]
+        series = [[v for v in (number(r.get(name, "")) for r in table) if not math.isnan(v)]
                   for table in (report.before, report.after)]
         axis.boxplot(series, showfliers=True)
         axis.set_xticks([1, 2], ["before", "after"])
@@ -134,6 +139,13 @@ def plot(report: Report, path: str) -> None:
         axis.set_visible(False)
     cases = len({case for case, _ in report.worse})
     figure.suptitle(f"campaign compare: {cases} of {len(report.before)} cases worse")
+    save_png(figure, path)
+
+
+def save_png(figure: Figure, path: str) -> None:
+    """Write a compare figure and close it; a ConfigError, not a traceback, when it cannot be written."""
+    from matplotlib import pyplot
+
     figure.tight_layout()
     try:
         figure.savefig(path, dpi=100)

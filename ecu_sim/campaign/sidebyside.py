@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ecu_sim.campaign.case import OK
+from ecu_sim.campaign.compare import number, save_png
 from ecu_sim.campaign.results import read_table
 from ecu_sim.errors import ConfigError, needs_extra
 
@@ -39,7 +40,7 @@ class SideBySide:
 
     def change(self, group: Group, value: str, figure: str) -> float:
         """``value``'s figure against the reference's, in percent; NaN where one is missing."""
-        ref, other = (_number(group.rows.get(v, {}).get(figure, "")) for v in (self.values[0], value))
+        ref, other = (number(group.rows.get(v, {}).get(figure, "")) for v in (self.values[0], value))
         return (other - ref) / abs(ref) * 100.0 if ref else math.nan
 
     def lines(self) -> Iterator[str]:
@@ -92,29 +93,16 @@ def plot(result: SideBySide, path: str) -> None:
         shown = result.values[1:] if relative else result.values
         for i, value in enumerate(shown):
             heights = [result.change(g, value, name) if relative
-                       else _number(g.rows.get(value, {}).get(name, "")) for g in result.groups]
+                       else number(g.rows.get(value, {}).get(name, "")) for g in result.groups]
             axis.bar([x + i * width for x in range(len(labels))], heights, width, label=value)
         axis.set_ylabel(f"{heading} change %" if relative else heading, fontsize=8)
         axis.set_xticks([x + (len(shown) - 1) * width / 2 for x in range(len(labels))], labels, fontsize=6)
         axis.axhline(0.0, color="black", linewidth=0.5)
         axis.legend(fontsize=7, title=result.key, title_fontsize=7)
     figure.suptitle(f"{result.key}: {' vs '.join(result.values)}")
-    figure.tight_layout()
-    try:
-        figure.savefig(path, dpi=100)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        pyplot.close(figure)
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text) if text else math.nan
-    except ValueError:
-        return math.nan
+    save_png(figure, path)
 
 
 def _cell(text: str) -> str:
-    value = _number(text)
+    value = number(text)
     return "-" if math.isnan(value) else f"{value:.4g}"
