@@ -85,7 +85,7 @@ def overhead(repeats: int) -> dict[str, float]:
     bare, campaign = [], []
     for _ in range(repeats):
         t0 = time.process_time()
-        simulation.run(settings, simulation.Driver("ccm"), link="direct")
+        simulation.run(settings, simulation.DriverSetup("ccm"), link="direct")
         t1 = time.process_time()
         run_case(case)
         t2 = time.process_time()

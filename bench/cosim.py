@@ -85,11 +85,11 @@ def exchange(n: int, requests: int, pythonpath: str | None = None) -> dict[str, 
 def in_process(ticks: int) -> dict[str, Any]:
     """Ticks per second of the same ECU and a constant pedal on the in-process link."""
     from ecu_sim.runs.prepare import prepare
-    from ecu_sim.runs.simulation import Driver, Simulation
+    from ecu_sim.runs.simulation import DriverSetup, Simulation
     from ecu_sim.settings.model import Settings
 
     settings, profile = prepare(Settings())
-    with Simulation(settings, Driver("pedal", 40.0), profile, link="direct") as simulation:
+    with Simulation(settings, DriverSetup("pedal", 40.0), profile, link="direct") as simulation:
         simulation.loop.run(1000)
         c0, w0 = time.process_time(), time.perf_counter()
         simulation.loop.run(ticks)

@@ -46,7 +46,7 @@ def flat(set_kph: float = 90.0, duration_s: float = 400.0, settle_s: float = 100
                         run=RunSettings(grade_pct=0.0, set_speed_kph=set_kph, initial_speed_kph=set_kph,
                                         duration_s=duration_s, log_level="warning"))
     out = io.StringIO()
-    simulation.run(settings, simulation.Driver("ccm"), out=out, link="direct")
+    simulation.run(settings, simulation.DriverSetup("ccm"), out=out, link="direct")
     rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(out.getvalue()))]
     settled = [r for r in rows if r["t_s"] >= settle_s]
     p = Class6Params()

@@ -23,7 +23,7 @@ def throughput(link: str, seconds: float, repeats: int) -> None:
     wall: list[float] = []
     ticks = ticks_in(seconds, settings.run.resolved_period_s)
     for _ in range(repeats):
-        with simulation.Simulation(settings, simulation.Driver("ccm"), profile,
+        with simulation.Simulation(settings, simulation.DriverSetup("ccm"), profile,
                                    link="direct" if link == "direct" else "virtual") as sim:
             c0, w0 = time.process_time(), time.perf_counter()
             sim.loop.run(ticks)

@@ -68,7 +68,7 @@ def loop_tick_us(ticks: int) -> float:
     settings, profile = prepare(Settings(run=dataclasses.replace(RunSettings(), duration_s=3600.0)))
     best = float("inf")
     for _ in range(3):
-        with simulation.Simulation(settings, simulation.Driver("ccm"), profile, link="direct") as sim:
+        with simulation.Simulation(settings, simulation.DriverSetup("ccm"), profile, link="direct") as sim:
             start = time.process_time()
             sim.loop.run(ticks)
             best = min(best, (time.process_time() - start) / ticks)
@@ -93,7 +93,8 @@ def powertrain_seconds_us(seconds: int) -> dict[str, float]:
         ticks = round(seconds / settings.run.resolved_period_s)
         best = float("inf")
         for _ in range(3):
-            with simulation.Simulation(settings, simulation.Driver("ccm"), profile, link="direct") as sim:
+            driver = simulation.DriverSetup("ccm")
+            with simulation.Simulation(settings, driver, profile, link="direct") as sim:
                 sim.loop.run(round(1.0 / settings.run.resolved_period_s))  # past the claims and start-up
                 start = time.process_time()
                 sim.loop.run(ticks)

@@ -50,7 +50,7 @@ def run_route(set_kph: float) -> list[dict[str, float]]:
                         run=RunSettings(grade_file="appendix-d", set_speed_kph=set_kph,
                                         initial_speed_kph=set_kph, duration_s=duration, log_level="warning"))
     out = io.StringIO()
-    simulation.run(settings, simulation.Driver("ccm"), out=out, link="direct")
+    simulation.run(settings, simulation.DriverSetup("ccm"), out=out, link="direct")
     rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(out.getvalue()))]
     return [r for r in rows if r["distance_m"] <= ROUTE_M]
 

@@ -30,7 +30,7 @@ T_S = 0  # position of t_s in the answer's values
 
 def pi_step(state: list[float], set_kph: float, speed_kph: float, dt_s: float,
             kp: float = 20.0, ki: float = 2.0) -> float:
-    """ecu-sim's PI controller (ecu_sim/control/pi.py); ``state[0]`` is the integral term."""
+    """ecu-sim's PI controller (ecu_sim/cruise/pi.py); ``state[0]`` is the integral term."""
     error = set_kph - speed_kph
     p_term = kp * error
     integral = min(max(0.0, state[0]), 100.0)

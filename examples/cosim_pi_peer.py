@@ -4,7 +4,7 @@
 The starting point for a Simulink model, a CARLA script or a test rig: every step sends
 [version, seq, n, tick, app_pct, grade_pct] as little-endian float64 and reads back
 [version, seq, n, tick, t_s, speed_kph, distance_m, grade_pct, app_pct, app_missing, <bus signals>]
-(`ecu-sim cosim --contract csv` lists them). The controller is ecu-sim's PI (ecu_sim/control/pi.py,
+(`ecu-sim cosim --contract csv` lists them). The controller is ecu-sim's PI (ecu_sim/cruise/pi.py,
 same gains and anti-windup) fed with the speed as it is on the bus, so with one tick a step the
 run is the one `ecu-sim simulate --set-speed` gives. A lost answer is retried with the same
 sequence number; ecu-sim answers a retry with the stored answer and never steps twice.

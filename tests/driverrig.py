@@ -21,7 +21,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
-from ecu_sim.pedals.controls import Controls
+from ecu_sim.pedals.reading import PedalReading
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
@@ -45,13 +45,13 @@ class Script:
     """The driver's controls, set by the test; a tap holds a button for one read."""
 
     def __init__(self) -> None:
-        self.now = Controls()
+        self.now = PedalReading()
         self._taps: set[str] = set()
 
     def tap(self, button: str) -> None:
         self._taps.add(button)
 
-    def read(self) -> Controls:
+    def read(self) -> PedalReading:
         controls = dataclasses.replace(self.now, **{name: True for name in self._taps})
         self._taps.clear()
         return controls

@@ -138,7 +138,7 @@ faults.seed = 7
 def test_a_case_runs_the_simulation_that_simulate_runs(tmp_path: Path) -> None:
     (case,) = cases_of(write(tmp_path, SHORT + "[[case]]\nrun.set_speed_kph = 85\n"))
     row = run_case(case)
-    alone = simulation.run(case.settings(), simulation.Driver("ccm"), link="direct")
+    alone = simulation.run(case.settings(), simulation.DriverSetup("ccm"), link="direct")
     assert row["status"] == "ok"
     assert float(row["final_speed_kph"]) == pytest.approx(alone.ecu.state.speed_kph, abs=1e-6)
     assert int(row["ticks"]) == alone.loop.stats.ticks
@@ -281,11 +281,11 @@ def test_compare_of_a_file_that_is_no_results_table_exits_2(cli_main: Cli, tmp_p
 def test_off_a_terminal_progress_is_a_plain_line_a_minute_and_one_at_the_end() -> None:
     from io import StringIO
 
-    from ecu_sim.campaign.progress import Progress
+    from ecu_sim.campaign.progress import CampaignProgress
 
     now = [0.0]
     out = StringIO()
-    progress = Progress(total=10, already=2, out=out, clock=lambda: now[0])
+    progress = CampaignProgress(total=10, already=2, out=out, clock=lambda: now[0])
     for moment in (10.0, 50.0, 61.0, 90.0):
         now[0] = moment
         progress.case_done(failed=moment == 50.0)

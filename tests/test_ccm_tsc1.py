@@ -26,7 +26,7 @@ from ecu_sim.nodes.commands import command_codecs, rate_field
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
-from ecu_sim.pedals.controls import Controls
+from ecu_sim.pedals.reading import PedalReading
 from ecu_sim.runs.prepare import load_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
@@ -249,7 +249,7 @@ def test_the_drivers_pedal_above_the_demand_releases_the_engine_and_reaches_it_i
     bench = Bench(RunSettings(initial_speed_kph=80.0, set_speed_kph=60.0, grade_pct=0.0))  # demand 0 %
     try:
         bench.run(2.0)
-        bench.script.now = Controls(app_pct=30.0)
+        bench.script.now = PedalReading(app_pct=30.0)
         frames = bench.run(1.0)
         assert bench.ccm.override
         assert decoded(frames, TSC1_PGN)[-1][1]["EngOverrideCtrlMode"] == 0
@@ -260,7 +260,7 @@ def test_the_drivers_pedal_above_the_demand_releases_the_engine_and_reaches_it_i
 
 def test_the_driver_braking_makes_the_ccm_release_the_engine_with_override_disabled(bench: Bench) -> None:
     bench.run(10.0)
-    bench.script.now = Controls(brake_pct=40.0)
+    bench.script.now = PedalReading(brake_pct=40.0)
     released = decoded(bench.run(1.0), TSC1_PGN)
     assert not bench.ccm.engaged
     assert released and released[-1][1]["EngOverrideCtrlMode"] == 0

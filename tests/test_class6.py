@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ecu_sim.control import pi
+from ecu_sim.cruise import pi
 from ecu_sim.vehicle import appendix_d
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params, Class6State
 from ecu_sim.vehicle.road import Road

@@ -11,7 +11,7 @@ import pytest
 
 from ecu_sim.codec.profile import Profile
 from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.runs.simulation import Driver, Simulation
+from ecu_sim.runs.simulation import DriverSetup, Simulation
 from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
 from ecu_sim.vehicle import appendix_d
 from tests.conftest import Cli
@@ -110,7 +110,7 @@ def test_an_unknown_route_name_or_missing_file_exits_2(cli_main: Cli, vehicle: s
 def test_the_ccm_holds_its_integral_while_etc2_reports_a_gear_change() -> None:
     settings = Settings(profile=ProfileSettings(name="j1939"), vehicle=VehicleSettings(preset="class6"),
                         run=RunSettings(initial_speed_kph=0.0, set_speed_kph=60.0))
-    with Simulation(settings, Driver("ccm")) as sim:
+    with Simulation(settings, DriverSetup("ccm")) as sim:
         ccm = sim.loop.nodes[1]
         assert isinstance(ccm, Ccm)
         held = moved = 0

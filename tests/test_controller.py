@@ -1,4 +1,4 @@
-"""Rules of the PI cruise controller (ecu_sim.control.pi), alone and in closed loop with the truck model."""
+"""Rules of the PI cruise controller (ecu_sim.cruise.pi), alone and in closed loop with the truck model."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from ecu_sim.control import pi as controller
-from ecu_sim.control.pi import PiParams, PiState
+from ecu_sim.cruise import pi as controller
+from ecu_sim.cruise.pi import PiParams, PiState
 from ecu_sim.vehicle.model import TruckModel, TruckState
 from ecu_sim.vehicle.params import TruckParams
 from ecu_sim.vehicle.route import GradeSchedule

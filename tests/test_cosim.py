@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ecu_sim.control import pi
 from ecu_sim.cosim import protocol
 from ecu_sim.cosim.protocol import ErrorCode, Frame
+from ecu_sim.cruise import pi
 from ecu_sim.runs.prepare import prepare
-from ecu_sim.runs.simulation import Driver, Simulation
+from ecu_sim.runs.simulation import DriverSetup, Simulation
 from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
 from tests.cosim_peer import NAN, served
 
@@ -61,7 +61,7 @@ def test_the_can_encoding_returns_every_frame_of_the_step_at_its_tick_whatever_t
 
 def test_a_constant_app_gives_the_speed_trace_of_simulate_with_that_app() -> None:
     settings, profile = prepare(FLAT)
-    with Simulation(settings, Driver("pedal", 40.0), profile) as simulation:
+    with Simulation(settings, DriverSetup("pedal", 40.0), profile) as simulation:
         expected = []
         for _ in range(600):
             simulation.loop.run(1)
@@ -73,7 +73,7 @@ def test_a_constant_app_gives_the_speed_trace_of_simulate_with_that_app() -> Non
 
 def test_a_pi_peer_on_the_bus_speed_gives_the_closed_loop_trace_of_simulate_with_the_ccm() -> None:
     settings, profile = prepare(dataclasses.replace(ROUTE, run=RunSettings(initial_speed_kph=80.0)))
-    with Simulation(settings, Driver("ccm"), profile) as simulation:
+    with Simulation(settings, DriverSetup("ccm"), profile) as simulation:
         expected = []
         for _ in range(900):
             simulation.loop.run(1)
@@ -101,7 +101,7 @@ def test_the_testbed_on_an_elevation_route_answers_as_simulate_and_takes_the_pee
     route.write_text("distance_m,elevation_m\n0,0\n500,30\n1000,0\n")
     hill = Settings(run=RunSettings(grade_file=str(route)))
     settings, profile = prepare(hill)
-    with Simulation(settings, Driver("pedal", 40.0), profile) as simulation:
+    with Simulation(settings, DriverSetup("pedal", 40.0), profile) as simulation:
         expected = []
         for _ in range(300):
             simulation.loop.run(1)
@@ -242,7 +242,7 @@ GEAR, ENGINE_RPM, BRAKE_APPLIED, ELEVATION = 6, 8, 9, 10
 
 def test_class6_with_a_constant_app_gives_the_speed_trace_of_simulate_with_that_app() -> None:
     settings, profile = prepare(CLASS6)
-    with Simulation(settings, Driver("pedal", 35.0), profile) as simulation:
+    with Simulation(settings, DriverSetup("pedal", 35.0), profile) as simulation:
         expected = []
         for _ in range(400):
             simulation.loop.run(1)

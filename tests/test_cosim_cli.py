@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ecu_sim.runs.prepare import prepare
-from ecu_sim.runs.simulation import Driver, Simulation
+from ecu_sim.runs.simulation import DriverSetup, Simulation
 from ecu_sim.settings.model import Settings
 from tests.conftest import HANG_S, REPO, Cli, Node, clean_env
 
@@ -72,7 +72,7 @@ def test_the_class6_contract_adds_the_brake_the_driveline_and_the_engine_message
 
 def simulate_ccm_speeds(ticks: int) -> list[float]:
     settings, profile = prepare(Settings())
-    with Simulation(settings, Driver("ccm"), profile) as simulation:
+    with Simulation(settings, DriverSetup("ccm"), profile) as simulation:
         speeds = []
         for _ in range(ticks):
             simulation.loop.run(1)

@@ -20,8 +20,8 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import FaultSchedule, parse_fault
 from ecu_sim.nodes.factory import NodeKind, build_node
-from ecu_sim.pedals.controls import Calibration, Controls
 from ecu_sim.pedals.keyboard import KeyPedal, decode
+from ecu_sim.pedals.reading import Calibration, PedalReading
 from ecu_sim.runs.prepare import prepare
 from ecu_sim.runs.realtime import run_realtime
 from ecu_sim.runtime.clock import VirtualClock
@@ -77,7 +77,7 @@ def of(frames: list[can.Message], ident: int) -> list[can.Message]:
 
 
 def test_app_is_sent_under_the_drivers_source_address_at_the_dbcs_cycle_time(wire: Wire) -> None:
-    wire.script.now = Controls(app_pct=42.0)
+    wire.script.now = PedalReading(app_pct=42.0)
     wire.loop.run(20)
     frames = wire.frames()
 
@@ -88,7 +88,7 @@ def test_app_is_sent_under_the_drivers_source_address_at_the_dbcs_cycle_time(wir
 
 
 def test_brake_is_sent_at_its_own_cycle_time(wire: Wire) -> None:
-    wire.script.now = Controls(brake_pct=60.0)
+    wire.script.now = PedalReading(brake_pct=60.0)
     wire.loop.run(20)
     brakes = of(wire.frames(), BRAKE_ID)
 
@@ -107,7 +107,7 @@ def test_a_button_tapped_between_two_frames_of_its_message_is_sent_in_the_next_t
 
 def test_faults_act_on_the_drivers_app(tmp_path: Path) -> None:
     w = Wire(None, profile="amp", faults=("offset=+10@0.2", "silent@0.4"))
-    w.script.now = Controls(app_pct=30.0)
+    w.script.now = PedalReading(app_pct=30.0)
     w.loop.run(6)
     frames = w.frames()
     w.close()
@@ -126,7 +126,7 @@ def test_the_driver_source_address_is_configurable(tmp_path: Path) -> None:
 
 def test_a_dbc_without_brake_and_commands_sends_app_only() -> None:
     w = Wire(None, profile="amp")
-    w.script.now = Controls(app_pct=30.0, brake_pct=50.0, resume=True)
+    w.script.now = PedalReading(app_pct=30.0, brake_pct=50.0, resume=True)
     w.loop.run(2)
     frames = w.frames()
     w.close()
@@ -233,7 +233,7 @@ def test_a_driver_records_what_it_sends_and_replay_refuses_the_recording(cli_mai
     args = build_parser("driver").parse_args(["driver", "-i", "virtual", "-c", f"rec-{id(path)}",
                                               "--record", path, "--duration", "0.3"])
     script = Script()
-    script.now = Controls(app_pct=20.0)
+    script.now = PedalReading(app_pct=20.0)
     assert run_realtime(NodeKind.DRIVER, args, load(args), lambda settings: nullcontext(script)) == 0
     sent = [line for line in Path(path).read_text().splitlines() if line.endswith(" T")]
     result = cli_main("replay", path)

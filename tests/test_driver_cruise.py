@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ecu_sim.pedals.controls import Controls
+from ecu_sim.pedals.reading import PedalReading
 from tests.driverrig import Rig
 
 SET_KPH = 90.0
@@ -27,9 +27,9 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
 
 
 def brake_and_release(rig: Rig) -> None:
-    rig.script.now = Controls(brake_pct=40.0)
+    rig.script.now = PedalReading(brake_pct=40.0)
     rig.run(1.0)
-    rig.script.now = Controls()
+    rig.script.now = PedalReading()
     rig.run(1.0)
 
 
@@ -40,7 +40,7 @@ def test_cruise_holds_the_set_speed_while_the_driver_does_nothing(rig: Rig) -> N
 
 def test_override_a_pedal_above_the_cruise_demand_wins(rig: Rig) -> None:
     cruise_demand = rig.ccm.app_pct
-    rig.script.now = Controls(app_pct=80.0)
+    rig.script.now = PedalReading(app_pct=80.0)
     rig.run(10.0)
 
     assert cruise_demand < 80.0
@@ -53,7 +53,7 @@ def test_override_a_pedal_above_the_cruise_demand_wins(rig: Rig) -> None:
 def test_override_a_pedal_below_the_cruise_demand_changes_nothing(rig: Rig, tmp_path: Path) -> None:
     untouched = Rig(tmp_path, initial_speed_kph=SET_KPH, set_speed_kph=SET_KPH)
     untouched.run(60.0)
-    rig.script.now = Controls(app_pct=10.0)
+    rig.script.now = PedalReading(app_pct=10.0)
     rig.run(20.0)
     untouched.run(20.0)
     untouched.close()
@@ -63,13 +63,13 @@ def test_override_a_pedal_below_the_cruise_demand_changes_nothing(rig: Rig, tmp_
 
 
 def test_override_freezes_the_integral_so_cruise_takes_over_where_it_left_off(rig: Rig) -> None:
-    rig.script.now = Controls(app_pct=80.0)
+    rig.script.now = PedalReading(app_pct=80.0)
     rig.loop.run(1)  # the pedal's frame reaches the CCM at the next tick
     integral = rig.ccm.pi_state.integral
     rig.run(10.0)
     assert rig.ccm.override and rig.ccm.pi_state.integral == integral
 
-    rig.script.now = Controls()
+    rig.script.now = PedalReading()
     rig.run(60.0)
     assert rig.ccm.cruise_active and not rig.ccm.override
     assert rig.speed == pytest.approx(SET_KPH, abs=0.5)
@@ -86,7 +86,7 @@ def test_brake_turns_cruise_off_and_it_stays_off_when_the_brake_is_released(rig:
 
 def test_brake_cruise_off_passes_the_drivers_pedal_through(rig: Rig) -> None:
     brake_and_release(rig)
-    rig.script.now = Controls(app_pct=30.0)
+    rig.script.now = PedalReading(app_pct=30.0)
     rig.run(2.0)
 
     assert not rig.ccm.cruise_active
@@ -113,11 +113,11 @@ def test_resume_reengages_at_the_same_set_speed(rig: Rig) -> None:
 
 
 def test_resume_while_braking_does_not_reengage(rig: Rig) -> None:
-    rig.script.now = Controls(brake_pct=40.0)
+    rig.script.now = PedalReading(brake_pct=40.0)
     rig.run(1.0)
     rig.script.tap("resume")
     rig.run(1.0)
-    rig.script.now = Controls()
+    rig.script.now = PedalReading()
     rig.run(5.0)
 
     assert not rig.ccm.engaged
@@ -125,7 +125,7 @@ def test_resume_while_braking_does_not_reengage(rig: Rig) -> None:
 
 def test_without_a_ccm_the_ecu_takes_the_drivers_pedal(tmp_path: Path) -> None:
     rig = Rig(tmp_path, with_ccm=False, initial_speed_kph=50.0)
-    rig.script.now = Controls(app_pct=60.0)
+    rig.script.now = PedalReading(app_pct=60.0)
     rig.run(20.0)
     rig.close()
 

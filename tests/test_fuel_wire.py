@@ -16,7 +16,7 @@ from ecu_sim.cosim.contract import contract
 from ecu_sim.cosim.stepper import Stepper
 from ecu_sim.j1939.ids import make_id, pgn_of
 from ecu_sim.j1939.request import request
-from ecu_sim.nodes.engine_frames import EngineFrames
+from ecu_sim.powertrain.engine_frames import EngineFrames
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.settings.model import ProfileSettings, RunSettings, Settings, VehicleSettings
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params

@@ -16,7 +16,7 @@ from ecu_sim.j1939.ident import SOFTWARE_ID_PGN
 from ecu_sim.j1939.ids import make_id, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.request import NACK, request
-from ecu_sim.nodes.j1939part import BUS_OFF
+from ecu_sim.member.part import BUS_OFF
 from ecu_sim.runs import replay
 from ecu_sim.settings.model import Settings, VehicleSettings
 from tests.nodebench import Bench, settings

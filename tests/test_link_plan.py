@@ -11,7 +11,7 @@ from ecu_sim.link.errors import LinkError, LinkUnsupportedError
 from ecu_sim.link.plan import (
     MAX_BITRATE,
     MAX_RESTART_MS,
-    ControllerSettings,
+    LinkSettings,
     Plan,
     check_name,
     check_settings,
@@ -67,7 +67,7 @@ def test_ordinary_interface_names_pass(name: str) -> None:
 
 def test_the_planner_refuses_impossible_values_on_its_own() -> None:
     with pytest.raises(LinkError, match="positive"):
-        plan_configure(CAN0, ControllerSettings(bitrate=0))
+        plan_configure(CAN0, LinkSettings(bitrate=0))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -85,51 +85,51 @@ SJA1000 = replace(CAN0, clock_hz=SJA1000_CLOCK, bittiming_const=SJA1000_LIMITS)
 
 def test_a_bitrate_the_clock_misses_by_more_than_the_kernels_tolerance_is_refused() -> None:
     with pytest.raises(LinkError, match="5% tolerance; the closest it reaches is 1000000 bit/s"):
-        plan_configure(SJA1000, ControllerSettings(bitrate=950000))
+        plan_configure(SJA1000, LinkSettings(bitrate=950000))
 
 
 def test_a_bitrate_no_prescaler_can_produce_is_refused_without_a_closest_rate() -> None:
     with pytest.raises(LinkError, match=r"cannot produce 7 bit/s within the kernel's 5% tolerance; use"):
-        plan_configure(SJA1000, ControllerSettings(bitrate=7))
+        plan_configure(SJA1000, LinkSettings(bitrate=7))
 
 
 def test_a_bitrate_the_clock_reaches_within_the_tolerance_is_planned_as_asked() -> None:
     assert closest_bitrate(SJA1000_CLOCK, 245000, SJA1000_LIMITS) == 242424
-    plan = plan_configure(SJA1000, ControllerSettings(bitrate=245000))
-    assert plan.change == ControllerSettings(bitrate=245000)
+    plan = plan_configure(SJA1000, LinkSettings(bitrate=245000))
+    assert plan.change == LinkSettings(bitrate=245000)
 
 
 def test_a_bitrate_above_the_transceivers_maximum_is_refused() -> None:
     with pytest.raises(LinkError, match="its transceiver allows at most 500000 bit/s, not 1000000"):
-        plan_configure(replace(CAN0, bitrate_max=500000), ControllerSettings(bitrate=1000000))
+        plan_configure(replace(CAN0, bitrate_max=500000), LinkSettings(bitrate=1000000))
 
 
 def test_a_driver_with_fixed_bitrates_accepts_only_those() -> None:
     fixed = replace(CAN0, bitrate_const=(125000, 250000, 500000))
     with pytest.raises(LinkError, match="supports only the bit rates 125000, 250000, 500000, not 333333"):
-        plan_configure(fixed, ControllerSettings(bitrate=333333))
-    assert plan_configure(fixed, ControllerSettings(bitrate=500000)).change.bitrate == 500000
+        plan_configure(fixed, LinkSettings(bitrate=333333))
+    assert plan_configure(fixed, LinkSettings(bitrate=500000)).change.bitrate == 500000
 
 
 def test_the_current_bitrate_is_not_checked_against_the_limits() -> None:
     """A rate the controller already runs at was accepted by the kernel; refusing it would help nobody."""
-    assert plan_configure(replace(CAN0, bitrate_max=125000), ControllerSettings(bitrate=250000)) == Plan()
+    assert plan_configure(replace(CAN0, bitrate_max=125000), LinkSettings(bitrate=250000)) == Plan()
 
 
 def test_limits_a_driver_does_not_report_are_left_to_the_kernel() -> None:
-    assert plan_configure(CAN0, ControllerSettings(bitrate=7)).change == ControllerSettings(bitrate=7)
+    assert plan_configure(CAN0, LinkSettings(bitrate=7)).change == LinkSettings(bitrate=7)
 
 
 def test_a_mode_the_controller_does_not_support_cannot_be_switched_on() -> None:
     with pytest.raises(LinkUnsupportedError, match=r"does not support --listen-only \(supported modes: "
                                                    r"loopback, one_shot\)"):
         plan_configure(replace(CAN0, supported_ctrlmodes=frozenset({"loopback", "one_shot"})),
-                       ControllerSettings(listen_only=True))
+                       LinkSettings(listen_only=True))
 
 
 def test_a_mode_the_controller_does_not_support_may_be_asked_off() -> None:
     unsupported = replace(CAN0, supported_ctrlmodes=frozenset())
-    assert plan_configure(unsupported, ControllerSettings(berr_reporting=False, listen_only=False)) == Plan()
+    assert plan_configure(unsupported, LinkSettings(berr_reporting=False, listen_only=False)) == Plan()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -137,35 +137,35 @@ def test_a_mode_the_controller_does_not_support_may_be_asked_off() -> None:
 
 
 def test_nothing_is_sent_to_an_up_controller_that_already_has_the_settings() -> None:
-    same = ControllerSettings(bitrate=250000, restart_ms=0, berr_reporting=False, listen_only=False)
+    same = LinkSettings(bitrate=250000, restart_ms=0, berr_reporting=False, listen_only=False)
     assert plan_configure(CAN0, same) == Plan()
 
 
 def test_only_the_settings_that_differ_are_changed() -> None:
-    plan = plan_configure(CAN0, ControllerSettings(bitrate=250000, listen_only=True))
-    assert plan.change == ControllerSettings(listen_only=True)
+    plan = plan_configure(CAN0, LinkSettings(bitrate=250000, listen_only=True))
+    assert plan.change == LinkSettings(listen_only=True)
 
 
 def test_a_running_controller_is_taken_down_for_a_change_and_brought_back_up() -> None:
-    plan = plan_configure(CAN0, ControllerSettings(restart_ms=100))
+    plan = plan_configure(CAN0, LinkSettings(restart_ms=100))
     assert (plan.take_down, plan.bring_up) == (True, True)
     assert plan.report == ("restart-ms 0 -> 100",)
 
 
 def test_a_down_controller_is_changed_where_it_is_and_then_brought_up() -> None:
-    plan = plan_configure(replace(CAN0, up=False), ControllerSettings(restart_ms=100))
+    plan = plan_configure(replace(CAN0, up=False), LinkSettings(restart_ms=100))
     assert (plan.take_down, plan.bring_up) == (False, True)
     assert plan.report == ("restart-ms 0 -> 100", "brought up")
 
 
 def test_a_down_controller_with_the_settings_is_only_brought_up() -> None:
-    plan = plan_configure(replace(CAN0, up=False), ControllerSettings(bitrate=250000))
+    plan = plan_configure(replace(CAN0, up=False), LinkSettings(bitrate=250000))
     assert plan == Plan(bring_up=True, report=("brought up",))
 
 
 def test_the_report_gives_old_and_new_values_in_request_order() -> None:
     fresh = replace(CAN0, up=False, bitrate=None, controller_state=ControllerState.STOPPED)
-    plan = plan_configure(fresh, ControllerSettings(bitrate=250000, restart_ms=100, berr_reporting=True,
+    plan = plan_configure(fresh, LinkSettings(bitrate=250000, restart_ms=100, berr_reporting=True,
                                                     listen_only=True))
     assert plan.report == ("bitrate unset -> 250000", "restart-ms 0 -> 100", "berr-reporting on",
                            "listen-only on", "brought up")
@@ -173,16 +173,16 @@ def test_the_report_gives_old_and_new_values_in_request_order() -> None:
 
 def test_controller_settings_on_a_vcan_are_refused() -> None:
     with pytest.raises(LinkUnsupportedError, match="vcan0 is a vcan interface, not a CAN controller"):
-        plan_configure(VCAN0, ControllerSettings(bitrate=250000))
+        plan_configure(VCAN0, LinkSettings(bitrate=250000))
 
 
 def test_an_interface_of_unknown_kind_is_refused_as_non_can() -> None:
     with pytest.raises(LinkUnsupportedError, match="eth0 is a non-CAN interface"):
-        plan_configure(replace(VCAN0, name="eth0", kind=None), ControllerSettings(listen_only=False))
+        plan_configure(replace(VCAN0, name="eth0", kind=None), LinkSettings(listen_only=False))
 
 
 def test_a_down_vcan_without_settings_is_only_brought_up() -> None:
-    assert plan_configure(replace(VCAN0, up=False), ControllerSettings()) == Plan(bring_up=True,
+    assert plan_configure(replace(VCAN0, up=False), LinkSettings()) == Plan(bring_up=True,
                                                                                  report=("brought up",))
 
 

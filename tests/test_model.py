@@ -308,7 +308,7 @@ def test_negative_b_is_accepted_only_while_road_load_stays_non_negative() -> Non
 
 #: modules whose code runs every tick of a simulation or a real run (model, route, road, controller, codec,
 #: faults, nodes, loop)
-PER_TICK = ("vehicle/model.py", "vehicle/route.py", "vehicle/road.py", "vehicle/drive.py", "control/pi.py",
+PER_TICK = ("vehicle/model.py", "vehicle/route.py", "vehicle/road.py", "vehicle/drive.py", "cruise/pi.py",
             "codec/role.py", "faults/injector.py", "nodes/input.py", "nodes/ecu.py", "nodes/ccm.py",
             "nodes/pedal.py", "runtime/loop.py", "runtime/clock.py", "runtime/held.py", "runtime/ticks.py")
 #: functions libm computes to within an ulp or so, differently on another processor or libm

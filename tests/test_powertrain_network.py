@@ -13,7 +13,7 @@ from ecu_sim.j1939.dm import DM1_PGN
 from ecu_sim.j1939.frames import ACKNOWLEDGEMENT_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN
 from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.j1939.name import Name
-from ecu_sim.nodes.powertrain_nodes import Readings
+from ecu_sim.powertrain.members import Readings
 from ecu_sim.vehicle.drive import Driveline
 from tests.conftest import Cli, Node, Udp
 from tests.powertrainrig import global_request, quiet, rig, settings

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ecu_sim.control.modes import ControllerSettings
-from ecu_sim.control.predictive import CoastModel, PredictiveParams, PreviewState, coast_pays, step
+from ecu_sim.cruise.modes import ControllerSettings
+from ecu_sim.cruise.predictive import CoastModel, PredictiveParams, PreviewState, coast_pays, step
 from ecu_sim.runs import replay
 from ecu_sim.vehicle.class6 import Class6Params
 from ecu_sim.vehicle.road import Road

@@ -10,20 +10,20 @@ import pytest
 
 from ecu_sim.bus.inprocess import InProcessLink
 from ecu_sim.runs import simulation
-from ecu_sim.runs.simulation import Driver
+from ecu_sim.runs.simulation import DriverSetup
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.settings.model import RunSettings, Settings
 
 
-def csv_of(driver: Driver, link: simulation.Link, **run: object) -> str:
+def csv_of(driver: DriverSetup, link: simulation.Link, **run: object) -> str:
     settings = Settings(run=dataclasses.replace(RunSettings(), **run))  # type: ignore[arg-type]
     out = io.StringIO()
     simulation.run(settings, driver, out, link=link)
     return out.getvalue()
 
 
-@pytest.mark.parametrize("driver", [Driver("ccm"), Driver("pedal", 40.0), Driver("none")])
-def test_the_in_process_link_gives_the_same_run_as_python_cans_virtual_bus(driver: Driver) -> None:
+@pytest.mark.parametrize("driver", [DriverSetup("ccm"), DriverSetup("pedal", 40.0), DriverSetup("none")])
+def test_the_in_process_link_gives_the_same_run_as_python_cans_virtual_bus(driver: DriverSetup) -> None:
     direct = csv_of(driver, "direct", duration_s=120.0, set_speed_kph=85.0)
     assert direct == csv_of(driver, "virtual", duration_s=120.0, set_speed_kph=85.0)
     assert direct.count("\n") == 1 + 1200

@@ -10,10 +10,10 @@ import pytest
 
 from ecu_sim.powertrain.engine_control import (
     TIMEOUT_DTC,
-    Admission,
     EngineRequest,
     Override,
     TorqueMode,
+    Tsc1Admission,
     Tsc1Arbiter,
     Tsc1Command,
 )
@@ -167,7 +167,7 @@ def test_of_several_torque_limits_the_lowest_wins() -> None:
 
 def test_a_sender_outside_tsc1_sources_is_refused_and_counted() -> None:
     arbiter = Tsc1Arbiter(TICK_S, accepted=frozenset({TCM}))
-    assert arbiter.receive(0, torque(ACC, 0.0)) is Admission.UNACCEPTED_SOURCE
+    assert arbiter.receive(0, torque(ACC, 0.0)) is Tsc1Admission.UNACCEPTED_SOURCE
     assert decide(arbiter).torque_pct is None and arbiter.unaccepted == 1
 
 
@@ -217,7 +217,7 @@ def test_a_timed_out_sender_that_releases_clears_the_dtc() -> None:
 def test_a_repeated_counter_is_ignored_and_counted() -> None:
     arbiter = Tsc1Arbiter(TICK_S)
     arbiter.receive(0, torque(ACC, 10.0, counter=3))
-    assert arbiter.receive(1, torque(ACC, 90.0, counter=3)) is Admission.REPEATED
+    assert arbiter.receive(1, torque(ACC, 90.0, counter=3)) is Tsc1Admission.REPEATED
     assert (decide(arbiter, 1).torque_pct, arbiter.repeated) == (10.0, 1)
 
 
@@ -232,14 +232,14 @@ def test_a_repeated_counter_does_not_refresh_the_timeout() -> None:
 def test_skipped_counters_are_accepted_and_counted() -> None:
     arbiter = Tsc1Arbiter(TICK_S)
     arbiter.receive(0, torque(ACC, 10.0, counter=1))
-    assert arbiter.receive(1, torque(ACC, 20.0, counter=4)) is Admission.SKIPPED
+    assert arbiter.receive(1, torque(ACC, 20.0, counter=4)) is Tsc1Admission.SKIPPED
     assert (decide(arbiter, 1).torque_pct, arbiter.skipped) == (20.0, 1)
 
 
 def test_counters_wrap_from_7_to_0() -> None:
     arbiter = Tsc1Arbiter(TICK_S)
     arbiter.receive(0, torque(ACC, 10.0, counter=7))
-    assert arbiter.receive(1, torque(ACC, 20.0, counter=0)) is Admission.ACCEPTED
+    assert arbiter.receive(1, torque(ACC, 20.0, counter=0)) is Tsc1Admission.ACCEPTED
 
 
 @pytest.mark.parametrize("mode", list(Override))

@@ -14,11 +14,11 @@ import pytest
 from ecu_sim.powertrain.brake_control import (
     TIMEOUT_DTC,
     ActiveMode,
-    Admission,
     BrakeController,
     BrakeOutput,
     Ebi,
     SystemState,
+    XbrAdmission,
     XbrCommand,
     XbrMode,
 )
@@ -140,7 +140,7 @@ def test_the_higher_priority_sender_wins() -> None:
 def test_a_repeated_counter_is_refused_and_counted() -> None:
     brakes = BrakeController(TICK_S, MAX_DECEL)
     brakes.receive(0, XbrCommand(ACC, -1.0, counter=4))
-    assert brakes.receive(1, XbrCommand(ACC, -3.0, counter=4)) is Admission.REPEATED
+    assert brakes.receive(1, XbrCommand(ACC, -3.0, counter=4)) is XbrAdmission.REPEATED
     assert brakes.repeated == 1
 
 
@@ -151,7 +151,7 @@ def test_a_lost_stream_releases_the_brakes_raises_the_dtc_and_refuses_for_a_whil
     lost = rig.outputs[-1]
     assert (lost.foundation_pct, lost.state) == (0.0, SystemState.NONE_ACCEPTED)
     assert lost.dtcs == frozenset({TIMEOUT_DTC})
-    assert rig.brakes.receive(rig.tick, XbrCommand(ACC, -2.0)) is Admission.REFUSED_STATE
+    assert rig.brakes.receive(rig.tick, XbrCommand(ACC, -2.0)) is XbrAdmission.REFUSED_STATE
 
 
 def test_the_stream_survives_five_missed_periods() -> None:

@@ -72,7 +72,7 @@ class Port:
         self.controller_state = ControllerState.ERROR_ACTIVE
         #: events a protocol layer above must look at: a frame of another sender with one of our
         #: identifiers, a change of the controller's state. Only compared, so a layer can skip its
-        #: tick while nothing happened (ecu_sim.nodes.j1939part)
+        #: tick while nothing happened (ecu_sim.member.part)
         self.alerts = 0
         #: bumped on every reconnect, so transmitters know to set up again
         self.generation = 0

@@ -42,7 +42,7 @@ def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
 def _simulate(case: Case, traces: str | None) -> dict[str, str]:
     settings = case.settings()
     mode, app_pct = case.driver()
-    driver = simulation.Driver(mode, app_pct)
+    driver = simulation.DriverSetup(mode, app_pct)
     probes: list[Probe] = []
 
     def watch(sim: simulation.Simulation) -> list[TickObserver]:

@@ -17,7 +17,7 @@ PLAIN_INTERVAL_S = 60.0
 REDRAW_INTERVAL_S = 0.2
 
 
-class Progress:
+class CampaignProgress:
     """Counts finished cases; ``already`` were finished by an earlier run (``--resume``)."""
 
     def __init__(self, total: int, already: int, out: TextIO,

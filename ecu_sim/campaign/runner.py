@@ -15,7 +15,7 @@ from typing import TextIO
 from ecu_sim.campaign import executors, matrix, spec
 from ecu_sim.campaign.case import FAILED, HEAD, TAIL
 from ecu_sim.campaign.figures import FIGURES
-from ecu_sim.campaign.progress import Progress
+from ecu_sim.campaign.progress import CampaignProgress
 from ecu_sim.campaign.results import Results
 
 
@@ -58,7 +58,7 @@ def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
     if options.keep_traces:
         (options.out / "traces").mkdir(exist_ok=True)
         traces = str((options.out / "traces").resolve())
-    progress = Progress(len(cases), len(cases) - len(todo), progress_out)
+    progress = CampaignProgress(len(cases), len(cases) - len(todo), progress_out)
     ran = 0
     try:
         for row in _rows(todo, options, traces):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from ecu_sim.control.modes import CONTROLLER_MODES
+from ecu_sim.cruise.modes import CONTROLLER_MODES
 from ecu_sim.runtime.tuning import GC_MODES
 from ecu_sim.settings import load as config
 from ecu_sim.settings.model import CCM_COMMANDS, LOG_LEVELS, NETWORKS, TX_MODES, Settings

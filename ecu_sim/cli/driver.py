@@ -20,7 +20,7 @@ from ecu_sim.bus import options as bus_options
 from ecu_sim.cli import common
 from ecu_sim.nodes.factory import NodeKind
 from ecu_sim.pedals import device, keyboard
-from ecu_sim.pedals.controls import ControlsSource
+from ecu_sim.pedals.reading import PedalSource
 from ecu_sim.runs.realtime import run_realtime
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     return run_realtime(NodeKind.DRIVER, args, settings, open_controls)
 
 
-def open_controls(settings: Settings) -> AbstractContextManager[ControlsSource]:
+def open_controls(settings: Settings) -> AbstractContextManager[PedalSource]:
     """The input device given, or the terminal's keys."""
     d = settings.driver
     if d.device is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 
 from ecu_sim.link.apply import configure, ensure_vcan, link_state, restart
-from ecu_sim.link.plan import ControllerSettings, check_settings
+from ecu_sim.link.plan import LinkSettings, check_settings
 from ecu_sim.link.show import format_state
 from ecu_sim.settings.values import TRUTH_WORDS
 
@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     name: str = args.name
-    wanted = ControllerSettings(args.bitrate, args.restart_ms, args.berr_reporting, args.listen_only)
+    wanted = LinkSettings(args.bitrate, args.restart_ms, args.berr_reporting, args.listen_only)
     check_settings(wanted.bitrate, wanted.restart_ms)  # before --create changes anything
     if args.create:
         _report(name, ensure_vcan(name))

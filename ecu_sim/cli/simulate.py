@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     settings = common.settings(args)
     if args.app is not None and not 0 <= args.app <= 100:
         raise ConfigError(f"--app must be within 0..100 % (got {args.app})")
-    driver = (simulation.Driver("pedal", args.app) if args.app is not None
-              else simulation.Driver("none") if args.no_ccm else simulation.Driver("ccm"))
+    driver = (simulation.DriverSetup("pedal", args.app) if args.app is not None
+              else simulation.DriverSetup("none") if args.no_ccm else simulation.DriverSetup("ccm"))
     started = time.perf_counter()
     # The in-process link: bit-identical to python-can's virtual bus (which the tests use), and
     # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).

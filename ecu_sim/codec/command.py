@@ -4,7 +4,7 @@ A command such as TSC1 or XBR is more than one role signal: a mode, a priority, 
 counter and checksum the receiver checks before it acts. The signals are found in the DBC by
 their J1939 SPNs and each is encoded by the project's fast role codec (tested against cantools),
 which leaves every bit outside its signal at 1 (J1939's "not available"); the message is the
-bitwise AND of the signals' payloads, as the engine's messages are (ecu_sim.nodes.engine_frames).
+bitwise AND of the signals' payloads, as the engine's messages are (ecu_sim.powertrain.engine_frames).
 The checksum covers the identifier the frame is sent with, so the codec is built for one sender:
 the DBC's identifier re-addressed to the sender's source address.
 """

@@ -19,7 +19,7 @@ from typing import Any
 import can
 from can.io.blf import BLFParseError
 
-from ecu_sim.control.modes import ControllerSettings
+from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import Fault, FaultSchedule
 from ecu_sim.io import journal, mcap_format

@@ -22,7 +22,7 @@ from typing import Any
 from ecu_sim.errors import errno_of, missing_interface_hint, needs_extra
 from ecu_sim.link.errors import LinkError, LinkNotFoundError, translate_error
 from ecu_sim.link.plan import (
-    ControllerSettings,
+    LinkSettings,
     Plan,
     check_name,
     check_settings,
@@ -75,7 +75,7 @@ def _read(ipr: Any, name: str) -> LinkState:
     return parse_link(message)
 
 
-def _request(change: ControllerSettings) -> dict[str, Any]:
+def _request(change: LinkSettings) -> dict[str, Any]:
     """The settings as pyroute2's keywords for one ``kind="can"`` request."""
     request: dict[str, Any] = {}
     if change.bitrate is not None:
@@ -147,7 +147,7 @@ def configure(name: str, bitrate: int | None = None, restart_ms: int | None = No
     Impossible values are refused before the interface is even read, so a bad command line costs
     no netlink round trip and needs no privileges to be told what is wrong.
     """
-    wanted = ControllerSettings(bitrate, restart_ms, berr_reporting, listen_only)
+    wanted = LinkSettings(bitrate, restart_ms, berr_reporting, listen_only)
     check_settings(bitrate, restart_ms)
     with _netlink(name, "configure") as ipr:
         state = _read(ipr, name)

@@ -30,7 +30,7 @@ CTRLMODE_OPTIONS = {"berr_reporting": "--berr-reporting", "listenonly": "--liste
 
 
 @dataclass(frozen=True)
-class ControllerSettings:
+class LinkSettings:
     """Controller settings; ``None`` means "leave as it is", both when asked for and when planned."""
 
     bitrate: int | None = None
@@ -52,7 +52,7 @@ class Plan:
     makes a repeated command send nothing; ``report`` is what the user is told, empty then too.
     """
 
-    change: ControllerSettings = field(default_factory=ControllerSettings)
+    change: LinkSettings = field(default_factory=LinkSettings)
     take_down: bool = False
     bring_up: bool = False
     report: tuple[str, ...] = ()
@@ -96,7 +96,7 @@ def closest_bitrate(clock_hz: int, bitrate: int, btc: BittimingConst) -> int | N
     return best
 
 
-def _check_against_controller(state: LinkState, wanted: ControllerSettings) -> None:
+def _check_against_controller(state: LinkState, wanted: LinkSettings) -> None:
     """What the kernel would refuse only after the link is down (EDOM, EINVAL, EOPNOTSUPP), refused now.
 
     Checked only against limits the driver reports; a driver that reports none is left to the kernel.
@@ -128,7 +128,7 @@ def _onoff(value: bool) -> str:
     return "on" if value else "off"
 
 
-def plan_configure(state: LinkState, wanted: ControllerSettings) -> Plan:
+def plan_configure(state: LinkState, wanted: LinkSettings) -> Plan:
     """Change only what differs and leave the link up.
 
     Nothing is sent when the controller already has these settings and is up, so a systemd
@@ -144,7 +144,7 @@ def plan_configure(state: LinkState, wanted: ControllerSettings) -> Plan:
                 "restart-ms, berr-reporting and listen-only only apply to real CAN hardware")
         return Plan(bring_up=not state.up, report=brought_up)
     _check_against_controller(state, wanted)
-    change = ControllerSettings(
+    change = LinkSettings(
         bitrate=wanted.bitrate if wanted.bitrate != state.bitrate else None,
         restart_ms=wanted.restart_ms if wanted.restart_ms != state.restart_ms else None,
         berr_reporting=wanted.berr_reporting if wanted.berr_reporting != state.berr_reporting else None,

@@ -16,10 +16,10 @@ the CCM does two more things, both only when its DBC has the messages:
   of its band, so a descent's speed is kept for the road after it).
 
 With ``--controller predictive`` it also follows its position on the route it previews, by the
-speed it hears, and releases the pedal where ecu_sim.control.predictive says a coast pays.
+speed it hears, and releases the pedal where ecu_sim.cruise.predictive says a coast pays.
 
 With a driver on the bus, the driver's pedal, brake and cruise commands act as
-ecu_sim.nodes.cruise says (override, brake, resume).
+ecu_sim.nodes.driver_demand says (override, brake, resume).
 
 With ``--command tsc1`` the controller's demand goes to the engine in TSC1 and to the brakes in
 XBR (ecu_sim.nodes.commands). The APP it still sends is the driver's pedal alone (0 % with no
@@ -35,13 +35,13 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
-from ecu_sim.control import pi as controller
-from ecu_sim.control.pi import PiParams, PiState
-from ecu_sim.control.predictive import Preview
+from ecu_sim.cruise import pi as controller
+from ecu_sim.cruise.pi import PiParams, PiState
+from ecu_sim.cruise.predictive import Preview
+from ecu_sim.member.part import NetworkPart
 from ecu_sim.nodes.commands import Commands, Demand, xbr_demand
-from ecu_sim.nodes.cruise import NO_DRIVER, DriverDemand, engaged_after
+from ecu_sim.nodes.driver_demand import NO_DRIVER, DriverDemand, engaged_after
 from ecu_sim.nodes.input import InputNode
-from ecu_sim.nodes.j1939part import NetworkPart
 
 #: speed above the set speed at which braking starts, km/h
 BRAKE_BAND_KPH = 2.0
@@ -83,7 +83,7 @@ class Ccm(InputNode):
         self.cruise_pct = 0.0
         #: the predictive controller's part (``--controller predictive``), None for the PI controller
         self.preview = preview
-        #: the predictive controller has released the pedal: a coast (see ecu_sim.control.predictive)
+        #: the predictive controller has released the pedal: a coast (see ecu_sim.cruise.predictive)
         self.coasting = False
         #: the predictive controller lets a descent take the speed to the top of its band
         self.brake_band_kph = BRAKE_BAND_KPH if preview is None else preview.params.over_kph

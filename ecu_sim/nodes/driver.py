@@ -22,7 +22,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.nodes.input import InputNode
-from ecu_sim.pedals.controls import Controls, ControlsSource
+from ecu_sim.pedals.reading import PedalReading, PedalSource
 
 #: frames of its message that carry a button press, counting the first
 PRESS_FRAMES = 3
@@ -49,13 +49,13 @@ class Driver(InputNode):
     source_option = "--speed-source"
 
     def __init__(self, port: Port, speed: RoleCodec, app: RoleCodec, output: Output,
-                 messages: tuple[Message, ...], controls: ControlsSource, hold_ticks: int,
+                 messages: tuple[Message, ...], controls: PedalSource, hold_ticks: int,
                  speed_source: int | None = None) -> None:
         super().__init__(port, speed, output, hold_ticks, speed_source)
         self.encode_app = app.encode
         self.messages = messages
         self.controls_source = controls
-        self.controls = Controls()
+        self.controls = PedalReading()
         self.speed_kph: float | None = None
         #: buttons pressed -> frames of their message still to carry the press
         self._pressed: dict[str, int] = {}

@@ -18,10 +18,10 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
-from ecu_sim.nodes.engine_frames import EngineFrames
+from ecu_sim.member.part import NetworkPart
 from ecu_sim.nodes.input import InputNode
-from ecu_sim.nodes.j1939part import NetworkPart
-from ecu_sim.nodes.powertrain import Powertrain
+from ecu_sim.powertrain.engine_frames import EngineFrames
+from ecu_sim.powertrain.network import Powertrain
 from ecu_sim.runtime.held import HeldInput
 from ecu_sim.vehicle.class6 import Class6State
 from ecu_sim.vehicle.drive import Class6Vehicle, Vehicle

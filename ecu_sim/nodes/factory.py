@@ -30,17 +30,17 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
 from ecu_sim.j1939.ids import from_source, source_address_of
+from ecu_sim.member.part import NetworkPart, build_network
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.commands import Commands, command_codecs
-from ecu_sim.nodes.cruise import DriverDemand
 from ecu_sim.nodes.driver import Driver, Message
+from ecu_sim.nodes.driver_demand import DriverDemand
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.nodes.engine_frames import EngineFrames, find_messages
-from ecu_sim.nodes.j1939part import NetworkPart, build_network
-from ecu_sim.nodes.powertrain import Powertrain
-from ecu_sim.nodes.powertrain_build import build_powertrain, hosted_messages
 from ecu_sim.nodes.preview import build_preview
-from ecu_sim.pedals.controls import ControlsSource
+from ecu_sim.pedals.reading import PedalSource
+from ecu_sim.powertrain.build import build_powertrain, hosted_messages
+from ecu_sim.powertrain.engine_frames import EngineFrames, find_messages
+from ecu_sim.powertrain.network import Powertrain
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import POWERTRAIN, Settings
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
@@ -135,7 +135,7 @@ def hold_ticks(timeout_s: float, period_s: float) -> int:
 def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings, *,
                route: GradeProfile | Terrain | None = None, schedule: FaultSchedule | None = None,
                tx_mode: str = "user", new_frame: FrameFactory = new_message,
-               plant: Plant | None = None, controls: ControlsSource | None = None,
+               plant: Plant | None = None, controls: PedalSource | None = None,
                switchable_faults: bool = False) -> Built:
     """The node ``kind`` on ``port``; ``route`` is the road the ECU drives: a
     grade profile or an elevation road for the testbed truck, an elevation road for ``class6``

@@ -38,7 +38,7 @@ import can
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import Invalid, RoleCodec
-from ecu_sim.nodes.j1939part import NetworkPart
+from ecu_sim.member.part import NetworkPart
 from ecu_sim.runtime.held import HeldInput
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ecu_sim.control.predictive import CoastModel, Preview
+from ecu_sim.cruise.predictive import CoastModel, Preview
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Params
 from ecu_sim.vehicle.drive import Terrain

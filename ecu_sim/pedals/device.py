@@ -15,7 +15,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from ecu_sim.errors import EXIT_UNAVAILABLE, ConfigError, EcuSimError, needs_extra
-from ecu_sim.pedals.controls import Calibration, Controls
+from ecu_sim.pedals.reading import Calibration, PedalReading
 
 
 class MissingExtraError(EcuSimError):
@@ -107,7 +107,7 @@ class DeviceSource:
                  traceback: TracebackType | None) -> None:
         self.device.close()
 
-    def read(self) -> Controls:
+    def read(self) -> PedalReading:
         """Take every queued event, then the controls: newest axis values, buttons held or tapped."""
         self._tapped.clear()
         while (event := self.device.read_one()) is not None:
@@ -122,7 +122,7 @@ class DeviceSource:
                     self._held.discard(role)
         percent = {role: cal.percent(self._raw[code]) for code, (role, cal) in self._axes.items()}
         pressed = self._held | self._tapped
-        return Controls(percent.get("app", 0.0), percent.get("brake", 0.0),
+        return PedalReading(percent.get("app", 0.0), percent.get("brake", 0.0),
                         "resume" in pressed, "cancel" in pressed)
 
 

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from ecu_sim.errors import ConfigError
-from ecu_sim.pedals.controls import Controls
+from ecu_sim.pedals.reading import PedalReading
 
 ESC: Final = 0x1B
 #: the final byte of an arrow key's escape sequence -> the key
@@ -84,9 +84,9 @@ class KeyPedal:
         elif key in self._held:
             self._held[key] = self.press_reads
 
-    def read(self) -> Controls:
+    def read(self) -> PedalReading:
         held = self._held
-        controls = Controls(self.app_pct, 100.0 if held["brake"] else 0.0, held["resume"] > 0,
+        controls = PedalReading(self.app_pct, 100.0 if held["brake"] else 0.0, held["resume"] > 0,
                             held["cancel"] > 0)
         for key, reads in held.items():
             if reads:
@@ -121,7 +121,7 @@ class TerminalKeys:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
             self._saved = None
 
-    def read(self) -> Controls:
+    def read(self) -> PedalReading:
         """Take the keys typed since the last read (without waiting), then the controls."""
         while select.select([self.fd], [], [], 0.0)[0]:
             chunk = os.read(self.fd, 256)

@@ -92,7 +92,7 @@ class XbrCommand:
     counter: int | None = None
 
 
-class Admission(enum.Enum):
+class XbrAdmission(enum.Enum):
     ACCEPTED = "accepted"
     REFUSED_STATE = "refused: EBC5 says no external brake demand is accepted"
     UNACCEPTED_SOURCE = "sender not accepted"
@@ -149,27 +149,27 @@ class BrakeController:
         self.repeated = 0
         self.unaccepted = 0
 
-    def receive(self, tick: int, command: XbrCommand) -> Admission:
+    def receive(self, tick: int, command: XbrCommand) -> XbrAdmission:
         if self.accepted is not None and command.source not in self.accepted:
             self.unaccepted += 1
-            return Admission.UNACCEPTED_SOURCE
+            return XbrAdmission.UNACCEPTED_SOURCE
         if tick < self._refuse_until:
             self.refused += 1
-            return Admission.REFUSED_STATE
+            return XbrAdmission.REFUSED_STATE
         if command.mode is XbrMode.DISABLED:
             self._streams.pop(command.source, None)
-            return Admission.ACCEPTED
+            return XbrAdmission.ACCEPTED
         stream = self._streams.get(command.source)
         if stream is None:
             stream = self._streams[command.source] = _Stream(command, tick, tick)
         if command.counter is not None and stream.watch.observe(command.counter) is Step.REPEATED:
             self.repeated += 1
-            return Admission.REPEATED
+            return XbrAdmission.REPEATED
         if command.priority != stream.command.priority:
             stream.since = tick
         stream.command, stream.last = command, tick
         self._lost = False
-        return Admission.ACCEPTED
+        return XbrAdmission.ACCEPTED
 
     def step(self, tick: int, accel_mps2: float, driver_brake_pct: float, dt_s: float,
              endurance_decel_mps2: float = 0.0) -> BrakeOutput:

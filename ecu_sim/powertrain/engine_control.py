@@ -114,7 +114,7 @@ class EngineRequest(NamedTuple):
     dtcs: frozenset[Dtc]
 
 
-class Admission(enum.Enum):
+class Tsc1Admission(enum.Enum):
     ACCEPTED = "accepted"
     SKIPPED = "accepted; counters were skipped"
     UNACCEPTED_SOURCE = "sender not among [j1939] tsc1_sources"
@@ -168,15 +168,15 @@ class Tsc1Arbiter:
     def timeout_ticks(self, command: Tsc1Command) -> int:
         return max(1, ticks_in(self.missed_periods * self.declared_period_s(command), self.period_s))
 
-    def receive(self, tick: int, command: Tsc1Command) -> Admission:
+    def receive(self, tick: int, command: Tsc1Command) -> Tsc1Admission:
         """Take one decoded frame (its checksum already verified) heard in ``tick``."""
         if self.accepted is not None and command.source not in self.accepted:
             self.unaccepted += 1
-            return Admission.UNACCEPTED_SOURCE
+            return Tsc1Admission.UNACCEPTED_SOURCE
         standing = self._standing.get(command.source)
         if command.mode is Override.DISABLED:
             self._standing.pop(command.source, None)
-            return Admission.ACCEPTED
+            return Tsc1Admission.ACCEPTED
         if standing is None or standing.timed_out:
             standing = _Standing(command, tick, tick)
             self._standing[command.source] = standing
@@ -184,14 +184,14 @@ class Tsc1Arbiter:
         step = standing.watch.observe(counter)
         if step is Step.REPEATED:
             self.repeated += 1
-            return Admission.REPEATED
+            return Tsc1Admission.REPEATED
         if (command.mode, command.priority) != (standing.command.mode, standing.command.priority):
             standing.since = tick  # a new kind of request queues anew
         standing.command, standing.last = command, tick
         if step is Step.SKIPPED:
             self.skipped += 1
-            return Admission.SKIPPED
-        return Admission.ACCEPTED
+            return Tsc1Admission.SKIPPED
+        return Tsc1Admission.ACCEPTED
 
     def arbitrate(self, tick: int, engine_rpm: float, dt_s: float,
                   driver_mode: TorqueMode = TorqueMode.PEDAL) -> EngineRequest:

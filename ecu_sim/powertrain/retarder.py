@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.powertrain.engine_control import Admission, TorqueMode, Tsc1Arbiter, Tsc1Command
+from ecu_sim.powertrain.engine_control import TorqueMode, Tsc1Admission, Tsc1Arbiter, Tsc1Command
 from ecu_sim.vehicle.engine import TorqueCurve
 
 #: (rpm, N m absorbed at the crank): about 200 kW at 2400 rpm, nothing at idle
@@ -59,7 +59,7 @@ class Retarder:
         """What the map absorbs at ``rpm`` (positive), linear between its points, flat beyond."""
         return self._map.at(rpm)
 
-    def receive(self, tick: int, command: Tsc1Command) -> Admission:
+    def receive(self, tick: int, command: Tsc1Command) -> Tsc1Admission:
         """A TSC1 to the retarder (its rate field's standard is 50 ms), and the arbiter's verdict."""
         return self.arbiter.receive(tick, command)
 

@@ -14,8 +14,8 @@ from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
-from ecu_sim.nodes import powertrain_nodes
 from ecu_sim.nodes.commands import COMMAND_PERIOD_S
+from ecu_sim.powertrain import members
 from ecu_sim.runs import routes
 from ecu_sim.settings.model import POWERTRAIN, Settings, locate
 from ecu_sim.vehicle.road import Road
@@ -60,7 +60,7 @@ def powertrain_settings(settings: Settings, profile: Profile) -> Settings:
             f"--network powertrain ({origin}) hosts the class6 truck's engine, transmission, brakes "
             f"and retarder as J1939 nodes, so it needs --vehicle class6 (got {settings.vehicle.preset}) "
             "and --profile j1939; add them, or drop --network powertrain")
-    missing = powertrain_nodes.missing(profile.database)
+    missing = members.missing(profile.database)
     if missing or not profile.speed.is_j1939:
         raise ConfigError(
             f"--network powertrain ({origin}) needs a J1939 DBC with a node for each of the engine, "
@@ -71,7 +71,7 @@ def powertrain_settings(settings: Settings, profile: Profile) -> Settings:
     origins = dict(settings.origins)
     classic = cycle_s(profile.speed)
     if run.period_s is None:
-        run = dataclasses.replace(run, period_s=powertrain_nodes.BASE_TICK_S)
+        run = dataclasses.replace(run, period_s=members.BASE_TICK_S)
         origins["run.period_s"] = f"the 10 ms base tick of --network powertrain ({origin})"
     if run.app_timeout_s is None:
         run = dataclasses.replace(run, app_timeout_s=3 * classic)

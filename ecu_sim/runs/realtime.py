@@ -30,7 +30,7 @@ from ecu_sim.io.mcap_format import McapRecorder
 from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
-from ecu_sim.pedals.controls import ControlsSource
+from ecu_sim.pedals.reading import PedalSource
 from ecu_sim.runs import routes, tuned, viewers
 from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
@@ -46,7 +46,7 @@ log = logging.getLogger("ecu_sim")
 
 
 #: opens the driver's controls once the settings are checked (a device, the terminal)
-OpenControls = Callable[[Settings], AbstractContextManager[ControlsSource]]
+OpenControls = Callable[[Settings], AbstractContextManager[PedalSource]]
 
 
 def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,

@@ -63,7 +63,7 @@ Watch = Callable[["Simulation"], Sequence[TickObserver]]
 
 
 @dataclass(frozen=True)
-class Driver:
+class DriverSetup:
     """Who works the pedal: the cruise control module, a constant APP, or nobody (coastdown)."""
 
     kind: str  # "ccm", "pedal" or "none"
@@ -73,7 +73,7 @@ class Driver:
 class Simulation:
     """An ECU and its driver on a private bus of one virtual clock; closing it closes the bus."""
 
-    def __init__(self, settings: Settings, driver: Driver, profile: Profile | None = None,
+    def __init__(self, settings: Settings, driver: DriverSetup, profile: Profile | None = None,
                  link: Link = "virtual", out: IO[str] | None = None,
                  progress: IO[str] | None = None, watch: Watch | None = None,
                  hashes: IO[str] | None = None) -> None:
@@ -201,7 +201,7 @@ def _fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | Non
     return schedule
 
 
-def run(settings: Settings, driver: Driver, out: IO[str] | None = None,
+def run(settings: Settings, driver: DriverSetup, out: IO[str] | None = None,
         link: Link = "virtual", progress: IO[str] | None = None, watch: Watch | None = None,
         hashes: IO[str] | None = None) -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""

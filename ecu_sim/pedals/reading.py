@@ -1,6 +1,6 @@
 """What the driver does with the controls, as numbers the driver node sends: pedal, brake, buttons.
 
-A source turns a device into :class:`Controls` when the node asks, once a tick, without waiting:
+A source turns a device into :class:`PedalReading` when the node asks, once a tick, without waiting:
 the device's I/O stays at this edge, the node needs no thread, and a test gives the node a
 scripted source and runs it in virtual time.
 """
@@ -12,7 +12,7 @@ from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
-class Controls:
+class PedalReading:
     """The controls at one tick; a button is True while held and at the tick after a short tap."""
 
     app_pct: float = 0.0
@@ -21,10 +21,10 @@ class Controls:
     cancel: bool = False
 
 
-class ControlsSource(Protocol):
+class PedalSource(Protocol):
     """A device the driver node reads once a tick."""
 
-    def read(self) -> Controls:
+    def read(self) -> PedalReading:
         """The controls now; never blocks, so a silent device cannot hold up the tick."""
 
 

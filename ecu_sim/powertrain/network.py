@@ -1,6 +1,6 @@
 """The powertrain network on the ECU's port: the nodes beside the engine, their messages, their ticks.
 
-With ``--network powertrain`` the ECU hosts four J1939 nodes (:mod:`ecu_sim.nodes.powertrain_nodes`).
+With ``--network powertrain`` the ECU hosts four J1939 nodes (:mod:`ecu_sim.powertrain.members`).
 The engine's network part is the ECU's own; the transmission's, the brakes' and the retarder's
 are kept here. Each sees every frame the port receives (a part keeps what is addressed to it or
 to everyone), answers requests for its own PGNs, claims its address and sends its DM1. Each
@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping
 import can
 
 from ecu_sim.bus.port import Port
-from ecu_sim.nodes.commands_in import Controls
-from ecu_sim.nodes.engine_frames import Cadence, EngineFrames, EngineMessage
-from ecu_sim.nodes.j1939part import NetworkPart
-from ecu_sim.nodes.powertrain_nodes import FIRST_CONSTANT, Readings
+from ecu_sim.member.part import NetworkPart
+from ecu_sim.powertrain.commanded import Commanded
 from ecu_sim.powertrain.engine_control import TorqueMode
+from ecu_sim.powertrain.engine_frames import Cadence, EngineFrames, EngineMessage
+from ecu_sim.powertrain.members import FIRST_CONSTANT, Readings
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.drive import Driveline
 from ecu_sim.vehicle.engine import EngineCommand
@@ -36,7 +36,7 @@ class Powertrain:
     def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
                  frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
                  model: Class6Model, cruise_address: int | None, latest: Latest,
-                 controls: Controls) -> None:
+                 controls: Commanded) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
         own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
         control's APP comes from (its demand while it drives, unless it commands by TSC1)."""
@@ -236,7 +236,7 @@ _RETARDER_POINTS = (("retarder_idle_rpm", "retarder_idle_pct"),
                     ("retarder_peak_rpm", "retarder_peak_pct"))
 
 
-def _retarder_map(controls: Controls) -> dict[str, float]:
+def _retarder_map(controls: Commanded) -> dict[str, float]:
     """RC's retarder map, each point's braking torque in percent of the reference torque
     (negative), and the reference itself; not available without a retarder."""
     if controls.retarder is None:

@@ -17,13 +17,13 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
-from ecu_sim.nodes.commands_in import TSC1_MODE, XBR_DEMAND, CommandIntake, Controls
-from ecu_sim.nodes.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
-from ecu_sim.nodes.j1939part import NetworkPart, build_member
-from ecu_sim.nodes.powertrain import Latest, Powertrain
-from ecu_sim.nodes.powertrain_nodes import SPN_FIELDS, Member, members
+from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
+from ecu_sim.powertrain.commanded import TSC1_MODE, XBR_DEMAND, Commanded, CommandIntake
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
+from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
+from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
+from ecu_sim.powertrain.network import Latest, Powertrain
 from ecu_sim.powertrain.retarder import Retarder
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model
@@ -116,7 +116,7 @@ def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
 
 
 def _controls(profile: Profile, hosted: Mapping[str, Member], settings: Settings, model: Class6Model,
-              period_s: float, own_address: int) -> Controls:
+              period_s: float, own_address: int) -> Commanded:
     """The commands the DBC addresses to the hosted nodes (by their identifiers' destinations):
     TSC1 to the engine and to the retarder, XBR to the brakes, each with its control function."""
     accepted = settings.j1939.accepted_tsc1_sources()
@@ -134,7 +134,7 @@ def _controls(profile: Profile, hosted: Mapping[str, Member], settings: Settings
     retarder = intake("retarder", TSC1_MODE, "tsc1_retarder")
     brakes = intake("brakes", XBR_DEMAND, "xbr")
     p = model.params
-    return Controls(
+    return Commanded(
         period_s,
         None if engine is None else (engine, Tsc1Arbiter(period_s, own_address=engine.destination,
                                                           accepted=accepted)),

@@ -1,7 +1,7 @@
 """The INI section ``[controller]``: which cruise controller the CCM runs, and its parameters.
 
 One section for both controllers, because the predictive one is the PI controller's hold with a
-rule on top (ecu_sim.control.predictive): its gains are the PI controller's, and a campaign varies
+rule on top (ecu_sim.cruise.predictive): its gains are the PI controller's, and a campaign varies
 ``controller.mode`` like any other key.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecu_sim.control.pi import PiParams
-from ecu_sim.control.predictive import PredictiveParams
+from ecu_sim.cruise.pi import PiParams
+from ecu_sim.cruise.predictive import PredictiveParams
 
 #: the words ``[controller] mode`` and ``--controller`` accept
 CONTROLLER_MODES = ("pi", "predictive")

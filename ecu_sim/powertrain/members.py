@@ -7,7 +7,7 @@ against the J1939 function codes and preferred addresses of the four (SAE J1939 
 tables of industry group 0 functions and of preferred addresses). The engine is the ECU's own
 node. Each node sends the DBC messages it is the sender of, filled from :class:`Readings` by
 the J1939 SPN of each signal (the same mechanism as the single node's engine messages,
-:mod:`ecu_sim.nodes.engine_frames`).
+:mod:`ecu_sim.powertrain.engine_frames`).
 """
 
 from __future__ import annotations

@@ -20,13 +20,19 @@ from cantools.database.can import Message, Signal
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.j1939.checksum import BitField, Integrity, Verdict
 from ecu_sim.j1939.ids import destination_of, pgn_of, source_address_of
-from ecu_sim.powertrain.brake_control import Admission as XbrAdmission
-from ecu_sim.powertrain.brake_control import BrakeController, BrakeOutput, Ebi, XbrCommand, XbrMode
+from ecu_sim.powertrain.brake_control import (
+    BrakeController,
+    BrakeOutput,
+    Ebi,
+    XbrAdmission,
+    XbrCommand,
+    XbrMode,
+)
 from ecu_sim.powertrain.engine_control import (
-    Admission,
     EngineRequest,
     Override,
     TorqueMode,
+    Tsc1Admission,
     Tsc1Arbiter,
     Tsc1Command,
 )
@@ -150,7 +156,7 @@ def xbr_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> X
                       counter=raw(XBR_COUNTER, payload))
 
 
-class Controls:
+class Commanded:
     """The received commands and the control functions they drive: TSC1 to the engine (its
     arbiter), TSC1 to the retarder (the retarder), XBR to the brakes (the brake controller).
 
@@ -197,12 +203,12 @@ class Controls:
                 taken = function.receive(tick, command) is XbrAdmission.ACCEPTED
             elif isinstance(function, Retarder):
                 admission = function.receive(tick, tsc1_command(intake, arbitration_id, payload))
-                taken = admission in (Admission.ACCEPTED, Admission.SKIPPED)
+                taken = admission in (Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED)
             else:
                 tsc1 = tsc1_command(intake, arbitration_id, payload)
                 self.tsc1_senders.add(tsc1.source)
                 admission = function.receive(tick, tsc1)
-                taken = admission in (Admission.ACCEPTED, Admission.SKIPPED)
+                taken = admission in (Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED)
             return "" if taken else f"{intake.name}_refused"
         return None
 
