@@ -26,7 +26,6 @@ from ecu_sim.errors import (
     errno_of,
     missing_interface_hint,
 )
-from ecu_sim.settings.values import parse_bool
 
 DEFAULT_INTERFACE = "udp_multicast"
 DEFAULT_CHANNEL = UdpMulticastBus.DEFAULT_GROUP_IPv4
@@ -51,11 +50,13 @@ def _python_can_configured() -> bool:
                 or can.util.load_file_config().get("interface"))
 
 
-def resolve_bus_options(args: argparse.Namespace, config: Mapping[str, str]) -> argparse.Namespace:
+def resolve_bus_options(args: argparse.Namespace,
+                        config: Mapping[str, str | int | bool]) -> argparse.Namespace:
     """Merge the command line over the ``[bus]`` config section; fill in the default bus.
 
     Returns a namespace for ``can.cli.create_bus_from_namespace``; the command line wins, then the
-    config file, then python-can's own configuration, then udp_multicast.
+    config file, then python-can's own configuration, then udp_multicast. ``config`` holds plain
+    values, typed by the settings (bit rates as integers, ``fd`` as a truth value).
     """
     ns = argparse.Namespace(**{k: v for k, v in vars(args).items()
                                if k in (*_NAMESPACE_KEYS, "bus_kwargs", "can_filters", "timing")})
@@ -69,9 +70,9 @@ def resolve_bus_options(args: argparse.Namespace, config: Mapping[str, str]) -> 
     for key, value in config.items():
         if key in _NAMESPACE_KEYS:
             if key not in ns:
-                setattr(ns, key, _config_value(key, value))
+                setattr(ns, key, value)
         else:
-            extra[key] = can.util.cast_from_string(value)
+            extra[key] = can.util.cast_from_string(value) if isinstance(value, str) else value
     if extra:
         ns.bus_kwargs = {**extra, **getattr(ns, "bus_kwargs", {})}
     if "interface" not in ns:
@@ -117,17 +118,6 @@ def _fill_from_python_can(ns: argparse.Namespace) -> None:
     ns.interface = found["interface"]
     if "channel" not in ns and found.get("channel") is not None:
         ns.channel = found["channel"]
-
-
-def _config_value(key: str, value: str) -> Any:
-    if key in ("bitrate", "data_bitrate"):
-        try:
-            return int(value)
-        except ValueError:
-            raise ConfigError(f"[bus] {key} must be an integer in bit/s (got {value!r})") from None
-    if key == "fd":
-        return parse_bool(value, "[bus] fd", "in the configuration")
-    return value
 
 
 def open_bus(options: argparse.Namespace) -> can.BusABC:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import TYPE_CHECKING
 
 from ecu_sim.cruise.modes import CONTROLLER_MODES
 from ecu_sim.runtime.tuning import GC_MODES
@@ -13,6 +14,9 @@ from ecu_sim.settings.sources import add_option
 from ecu_sim.settings.values import source_address, split_list
 from ecu_sim.vehicle.drive import PRESETS
 from ecu_sim.vehicle.road import ROUTE_ENDS
+
+if TYPE_CHECKING:
+    from ecu_sim.runs.realtime import Page
 
 
 def add_common(parser: argparse.ArgumentParser, sources: tuple[str, ...] = ("app", "speed"),
@@ -135,6 +139,15 @@ def settings(args: argparse.Namespace) -> Settings:
     configure_logging(loaded.run.log_level)
     logging.getLogger("ecu_sim").debug("settings: %s", loaded)
     return loaded
+
+
+def web_page(settings: Settings) -> Page | None:
+    """``--web``'s page, imported only when asked for, so a node without it never loads the web."""
+    if settings.run.web is None:
+        return None
+    from ecu_sim.web import wiring
+
+    return wiring
 
 
 def timeout_options(parser: argparse.ArgumentParser, role: str) -> None:

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     settings = common.settings(args)
     if settings.driver.device is not None:
         device.load_evdev()  # a missing extra is reported before anything is opened
-    return run_realtime(NodeKind.DRIVER, args, settings, open_controls)
+    return run_realtime(NodeKind.DRIVER, args, settings, open_controls, common.web_page(settings))
 
 
 def open_controls(settings: Settings) -> AbstractContextManager[PedalSource]:

@@ -34,4 +34,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_realtime(NodeKind.ECU, args, common.settings(args))
+    settings = common.settings(args)
+    return run_realtime(NodeKind.ECU, args, settings, page=common.web_page(settings))

@@ -21,6 +21,7 @@ The controls, one per request, as JSON:
 
 from __future__ import annotations
 
+import enum
 import math
 import queue
 from collections.abc import Callable, Mapping
@@ -43,12 +44,23 @@ RECORD_ACTIONS = ("start", "stop")
 _SWITCH_WORDS = {"on": True, "off": False}
 
 
-class ControlError(Exception):
-    """A control that cannot be applied: ``status`` is the HTTP status that says why."""
+class Refusal(enum.Enum):
+    """Why a control is refused, as its sender can act on it; the page's server says it in HTTP."""
 
-    def __init__(self, status: int, reason: str) -> None:
+    #: not a control: the wrong shape, an unknown name, a value of the wrong type
+    MALFORMED = "malformed"
+    #: a control of another kind of node, or one this node cannot apply (its frames are the kernel's)
+    NOT_HERE = "not here"
+    #: a well-formed value outside the range the DBC or the control allows
+    OUT_OF_RANGE = "out of range"
+
+
+class ControlError(Exception):
+    """A control that cannot be applied: ``refusal`` says which kind of mistake, ``reason`` the rest."""
+
+    def __init__(self, refusal: Refusal, reason: str) -> None:
         super().__init__(reason)
-        self.status = status
+        self.refusal = refusal
         self.reason = reason
 
 
@@ -71,43 +83,49 @@ class Control:
 def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Control:
     """The control ``body`` (a parsed JSON value) asks for, checked against the node ``built``."""
     if not isinstance(body, Mapping):
-        raise ControlError(400, 'the body must be a JSON object with one control, e.g. {"set_speed_kph": 85}')
+        raise ControlError(Refusal.MALFORMED,
+            'the body must be a JSON object with one control, e.g. {"set_speed_kph": 85}')
     names = [key for key in body if key != "on"]
     unknown = [key for key in names if key not in NAMES]
     if unknown:
-        raise ControlError(400, f"unknown control {unknown[0]!r}; known: {', '.join(NAMES)}")
+        raise ControlError(Refusal.MALFORMED, f"unknown control {unknown[0]!r}; known: {', '.join(NAMES)}")
     if len(names) != 1:
-        raise ControlError(400, f"one control per request (got {len(names)}); known: {', '.join(NAMES)}")
+        raise ControlError(Refusal.MALFORMED,
+            f"one control per request (got {len(names)}); known: {', '.join(NAMES)}")
     name = names[0]
     if "on" in body and name != "fault":
-        raise ControlError(400, f"'on' belongs to a fault, not to {name}")
+        raise ControlError(Refusal.MALFORMED, f"'on' belongs to a fault, not to {name}")
     value = body[name]
     node = built.node
     if name in ("set_speed_kph", "cruise") and not isinstance(node, Ccm):
-        raise ControlError(409, f"{name} is a control of the CCM (ecu-sim ccm); this node is the "
-                                f"{_kind(built)}")
+        raise ControlError(Refusal.NOT_HERE,
+            f"{name} is a control of the CCM (ecu-sim ccm); this node is the "
+            f"{_kind(built)}")
     if name == "set_speed_kph":
         number = _number(name, value)
         if not speed.minimum <= number <= speed.maximum:
-            raise ControlError(422, f"set_speed_kph must be within the DBC range of the speed signal, "
-                                    f"{speed.minimum:g}..{speed.maximum:g} (got {number:g})")
+            raise ControlError(Refusal.OUT_OF_RANGE,
+                f"set_speed_kph must be within the DBC range of the speed signal, "
+                f"{speed.minimum:g}..{speed.maximum:g} (got {number:g})")
         return Control(name, number)
     if name == "cruise":
         return Control(name, _switch(name, value))
     if name == "pedal_override":
         if not isinstance(node, Ecu | Ccm):
-            raise ControlError(409, f"pedal_override is a control of the ECU and the CCM; this node is "
-                                    f"the {_kind(built)}")
+            raise ControlError(Refusal.NOT_HERE,
+                f"pedal_override is a control of the ECU and the CCM; this node is "
+                f"the {_kind(built)}")
         if value is None:
             return Control(name, None)
         number = _number(name, value)
         if not 0.0 <= number <= 100.0:
-            raise ControlError(422, f"pedal_override must be 0..100 % or null to release it (got {number:g})")
+            raise ControlError(Refusal.OUT_OF_RANGE,
+                f"pedal_override must be 0..100 % or null to release it (got {number:g})")
         return Control(name, number)
     if name == "fault":
         return _fault(body, value, built, period_s)
     if value not in RECORD_ACTIONS:
-        raise ControlError(400, f"record must be \"start\" or \"stop\" (got {value!r})")
+        raise ControlError(Refusal.MALFORMED, f"record must be \"start\" or \"stop\" (got {value!r})")
     return Control(name, value)
 
 
@@ -117,7 +135,7 @@ def _kind(built: Built) -> str:
 
 def _number(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ControlError(400, f"{name} must be a finite number (got {value!r})")
+        raise ControlError(Refusal.MALFORMED, f"{name} must be a finite number (got {value!r})")
     return float(value)
 
 
@@ -126,37 +144,43 @@ def _switch(name: str, value: object) -> bool:
         return value
     if isinstance(value, str) and value.lower() in _SWITCH_WORDS:
         return _SWITCH_WORDS[value.lower()]
-    raise ControlError(400, f"{name} must be true or false (or \"on\" / \"off\"; got {value!r})")
+    raise ControlError(Refusal.MALFORMED,
+        f"{name} must be true or false (or \"on\" / \"off\"; got {value!r})")
 
 
 def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float) -> Control:
     if not isinstance(value, str):
-        raise ControlError(400, f"fault must be a fault of the --fault grammar, e.g. \"drop=0.5\" "
-                                f"(got {value!r})")
+        raise ControlError(Refusal.MALFORMED,
+            f"fault must be a fault of the --fault grammar, e.g. \"drop=0.5\" "
+            f"(got {value!r})")
     if "on" not in body:
-        raise ControlError(400, 'a fault needs "on": true to switch it on or false to switch it off')
+        raise ControlError(Refusal.MALFORMED,
+            'a fault needs "on": true to switch it on or false to switch it off')
     on = _switch("on", body["on"])
     try:
         fault = parse_fault(value, "fault")
     except ConfigError as exc:
-        raise ControlError(400, str(exc)) from None
+        raise ControlError(Refusal.MALFORMED, str(exc)) from None
     if fault.start_s or fault.end_s is not None:
-        raise ControlError(400, f"fault {value!r}: a switched fault has no window; it acts from the "
-                                "tick it is switched on to the tick it is switched off")
+        raise ControlError(Refusal.MALFORMED,
+            f"fault {value!r}: a switched fault has no window; it acts from the "
+            "tick it is switched on to the tick it is switched off")
     if fault.kind == DTC_KIND:
         if built.node.network is None:
-            raise ControlError(409, "a dtc fault needs the node's J1939 network part, which this profile "
-                                    "does not run (--profile j1939)")
+            raise ControlError(Refusal.NOT_HERE,
+                "a dtc fault needs the node's J1939 network part, which this profile "
+                "does not run (--profile j1939)")
         return Control("fault", fault, on)
     if built.faults is None:
-        raise ControlError(409, "this node cannot switch faults")
+        raise ControlError(Refusal.NOT_HERE, "this node cannot switch faults")
     if fault.kind in WITHHOLDING_FAULTS and isinstance(built.transmitter, KernelTransmitter):
-        raise ControlError(409, f"fault {fault}: the kernel times this node's frames, so it cannot "
-                                "withhold one; run with --tx-mode user to switch it")
+        raise ControlError(Refusal.NOT_HERE,
+            f"fault {fault}: the kernel times this node's frames, so it cannot "
+            "withhold one; run with --tx-mode user to switch it")
     try:
         injector.check([fault], built.faults.codec, period_s)
     except ConfigError as exc:
-        raise ControlError(400, str(exc)) from None
+        raise ControlError(Refusal.MALFORMED, str(exc)) from None
     return Control("fault", fault, on)
 
 

@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import can
 
@@ -49,9 +49,26 @@ log = logging.getLogger("ecu_sim")
 OpenControls = Callable[[Settings], AbstractContextManager[PedalSource]]
 
 
+class Page(Protocol):
+    """``--web``: the node's page, handed in by the command (``ecu_sim.web.wiring``), so a run
+    knows nothing of HTTP and the web stage builds on this one rather than the other way round."""
+
+    def session_settings(self, settings: Settings, stack: ExitStack) -> Settings:
+        """The run's settings with the session recording the page downloads."""
+
+    def serve(self, stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, settings: Settings,
+              stats: LoopStats, view: TickView, line: Callable[[], str], bus_state: Callable[[], str],
+              recorder: Recorder | None) -> list[TickObserver]:
+        """Start the page's server; the observers that publish the ticks and apply its controls."""
+
+
 def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
-                 open_controls: OpenControls | None = None) -> int:
-    """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order."""
+                 open_controls: OpenControls | None = None, page: Page | None = None) -> int:
+    """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order.
+
+    ``page`` serves ``--web``; without it the setting is refused rather than silently ignored."""
+    if settings.run.web is not None and page is None:
+        raise ConfigError("--web needs the node's page, which this command does not serve")
     if kind is not NodeKind.ECU:  # [j1939] network is the ECU's: a CCM or driver is one node
         settings = dataclasses.replace(settings, j1939=dataclasses.replace(settings.j1939, network="single"))
     period_of = {NodeKind.DRIVER: "app", NodeKind.CCM: "commands"}.get(kind, "speed")
@@ -74,9 +91,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     probe_path = getattr(args, "tick_probe", None)
     probe = None if probe_path is None else TickProbe()
     with ExitStack() as stack:
-        if settings.run.web is not None:  # the page records the session from tick 0 to download it
-            from ecu_sim.web.wiring import session_settings
-            settings = session_settings(settings, stack)
+        if page is not None and settings.run.web is not None:  # the session recorded from tick 0
+            settings = page.session_settings(settings, stack)
         if settings.record.file is not None:
             options = hear_own_frames(options)
         controls = None if open_controls is None else stack.enter_context(open_controls(settings))
@@ -96,7 +112,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
                            controls=controls, switchable_faults=settings.run.web is not None)
         stats = LoopStats()
-        web = settings.run.web is not None
+        web = page is not None and settings.run.web is not None
         view = (_view(kind, built, profile, stats, settings)
                 if mcap or settings.stream.target or web else None)
         if mcap and view is not None and settings.record.file is not None:
@@ -109,11 +125,10 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         observers: list[TickObserver] = [] if recorder is None else [recorder]
         if view is not None:
             observers += viewers.stream(stack, settings.stream.target, lambda: view)
-        if web and view is not None:
-            from ecu_sim.web.wiring import serve
-            observers += serve(stack, kind, built, profile, settings, stats, view,
-                               _status_line(built, port, stats, plant), port.state_text,
-                               recorder if isinstance(recorder, Recorder) else None)
+        if web and page is not None and view is not None:
+            observers += page.serve(stack, kind, built, profile, settings, stats, view,
+                                    _status_line(built, port, stats, plant), port.state_text,
+                                    recorder if isinstance(recorder, Recorder) else None)
         between = tuned.collector(settings)
         loop = _loop(built, port, notifier, settings, stats,
                      [*observers, *([] if between is None else [between])], plant, probe)

@@ -32,12 +32,14 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from ecu_sim.errors import ConfigError
-from ecu_sim.runs.controls import Control, ControlDesk, ControlError
+from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal
 from ecu_sim.web.session import Session
 from ecu_sim.web.state import Publisher
 
 log = logging.getLogger(__name__)
 
+#: a refused control's HTTP status: a bad request, a conflict with what this node is, a value out of range
+REFUSAL_STATUS = {Refusal.MALFORMED: 400, Refusal.NOT_HERE: 409, Refusal.OUT_OF_RANGE: 422}
 #: the largest control request body; a control is a few dozen bytes
 MAX_BODY = 4096
 #: open WebSockets at most; one more is refused (503) rather than slowing the others
@@ -206,7 +208,7 @@ class WebServer:
         try:
             control = self._check(body)
         except ControlError as exc:
-            return _error(exc.status, exc.reason)
+            return _error(REFUSAL_STATUS[exc.refusal], exc.reason)
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[tuple[int | None, str | None]] = loop.create_future()
 
