@@ -34,6 +34,7 @@ from ecu_sim.j1939.reassembly import Reassembler
 from ecu_sim.j1939.request import ACK, NACK, acknowledgement, requested_pgn, single_frame
 from ecu_sim.j1939.timing import DM1_INTERVAL_S, at_least
 from ecu_sim.j1939.transport import TransportSender
+from ecu_sim.runtime.schedule import Schedule
 
 _HANDLED = frozenset({REQUEST_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN, TP_DT_PGN})
 
@@ -67,8 +68,10 @@ class J1939Network:
         self._periodic = dict(periodic or {})
         self._on_message = on_message
         self._ids = config.identification.payloads()
-        self._dm1_every = at_least(DM1_INTERVAL_S, period_s)
-        self._next_dm1: int | None = None
+        #: J1939-73's DM1: once an interval counted from the DM1 last sent, and at once when a DTC
+        #: changes; the first as soon as the node may send
+        self._dm1 = Schedule(at_least(DM1_INTERVAL_S, period_s))
+        self._dm1.restart(0)
         self._inbox: list[Received] = []
         self._waiting: list[Pdu] = []
         #: until this tick a tick without conditions does nothing: no DTC, nothing received or
@@ -133,7 +136,7 @@ class J1939Network:
         before = self.dtcs.active()
         self.dtcs.update(conditions)
         if self.dtcs.active() != before:
-            self._next_dm1 = tick  # J1939-73: a DTC that changes state is broadcast at once
+            self._dm1.restart(tick)  # J1939-73: a DTC that changes state is broadcast at once
         inbox, self._inbox = self._inbox, []
         for frame in inbox:
             self._handle(frame, tick, out)
@@ -153,9 +156,7 @@ class J1939Network:
         if (not settled or self._waiting or self.sender.busy or self.reassembler.busy
                 or self.dtcs.active()):
             return tick + 1
-        if self.config.claim and self._next_dm1 is not None:
-            return self._next_dm1
-        return tick + 1 if self.config.claim else 1 << 62
+        return self._dm1.next_due if self.config.claim else 1 << 62
 
     def status_text(self) -> str:
         state = self.claim.state
@@ -170,8 +171,9 @@ class J1939Network:
     def _tick_dm1(self, tick: int) -> None:
         if not self.config.claim:
             return
-        if self._next_dm1 is None or tick >= self._next_dm1:
-            self._next_dm1 = tick + self._dm1_every
+        dm1 = self._dm1
+        if dm1.due(tick):
+            dm1.restart(tick + dm1.every)  # the next interval counts from this DM1, however late it went
             self._answer(DM1_PGN, self.dtcs.dm1(), GLOBAL_ADDRESS)
 
     def _handle(self, frame: Received, tick: int, out: list[Pdu]) -> None:

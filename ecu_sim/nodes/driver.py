@@ -23,6 +23,7 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.pedals.reading import PedalReading, PedalSource
+from ecu_sim.runtime.schedule import Schedule
 
 #: frames of its message that carry a button press, counting the first
 PRESS_FRAMES = 3
@@ -54,6 +55,8 @@ class Driver(InputNode):
         super().__init__(port, speed, output, hold_ticks, speed_source)
         self.encode_app = app.encode
         self.messages = messages
+        #: each message's turns: one that fell due on an overdue tick goes at the next sent tick
+        self._schedules = tuple(Schedule(message.every_ticks) for message in messages)
         self.controls_source = controls
         self.controls = PedalReading()
         self.speed_kph: float | None = None
@@ -68,8 +71,8 @@ class Driver(InputNode):
                 self._pressed[name] = PRESS_FRAMES
         if transmit:
             self.send(deadline, self.encode_app(controls.app_pct))
-            for message in self.messages:
-                if self.tick_index % message.every_ticks == 0:
+            for message, schedule in zip(self.messages, self._schedules, strict=True):
+                if schedule.due(self.tick_index):
                     message.output.send(self.tick_index, deadline, self._payload(message))
         self.finish_tick(self.speed_kph is None, transmit)
 

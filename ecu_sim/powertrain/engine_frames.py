@@ -21,6 +21,7 @@ from cantools.database.can import Database, Message
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.j1939.ids import pgn_of
+from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.drive import Driveline
 
@@ -39,27 +40,6 @@ SPN_FIELDS: dict[int, int] = {
 }
 
 
-class Cadence:
-    """When a message of every ``every`` ticks goes out: on the ticks ``k * every``, asked only at
-    the ticks that transmit. One that fell due during overdue ticks (which send nothing) goes at
-    the next tick that transmits, once, and the message keeps its grid; so a loaded loop delays
-    a slow message by its skipped ticks but never drops it. With every tick transmitted (virtual
-    time) it is exactly ``tick % every == 0``."""
-
-    __slots__ = ("_next", "every")
-
-    def __init__(self, every: int) -> None:
-        self.every = every
-        self._next = 0
-
-    def due(self, tick: int) -> bool:
-        """Whether to send at ``tick`` (a transmitted tick); asking commits the answer."""
-        if tick < self._next:
-            return False
-        self._next = (tick // self.every + 1) * self.every
-        return True
-
-
 class Gate(Protocol):
     """Whether the node that sends a message may send at a tick: its address claim stands."""
 
@@ -76,15 +56,15 @@ class EngineMessage:
     when that is not the ECU's own (``--network powertrain``), whose claim it waits for.
     """
 
-    __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "cadence", "every_ticks",
-                 "gate", "message", "output")
+    __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks", "gate",
+                 "message", "output", "schedule")
 
     def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
                  output: Output, spn_fields: Mapping[int, int] = SPN_FIELDS,
                  gate: Gate | None = None) -> None:
         self.message = message
         self.every_ticks = every_ticks
-        self.cadence = Cadence(every_ticks)
+        self.schedule = Schedule(every_ticks)
         self.output = output
         self.gate = gate
         self._encoders = tuple(codec.encode for codec, _ in codecs)
@@ -151,11 +131,11 @@ class EngineFrames:
         return {pgn_of(m.message.frame_id): m.latest for m in self.messages}
 
     def send(self, tick: int, deadline: float, driveline: Sequence[float], may_send: bool = True) -> None:
-        """Each message due at ``tick`` or since the last transmitted tick (:class:`Cadence`);
+        """Each message due at ``tick`` or since the last transmitted tick (its :class:`Schedule`);
         none while the sender may not send (its claim does not stand), which still counts as their
         turn: a message waiting for the claim does not go out off its grid once it stands."""
         for m in self.messages:
-            if m.cadence.due(tick) and may_send:
+            if m.schedule.due(tick) and may_send:
                 gate = m.gate
                 if gate is None or gate.open or gate.may_send(tick):
                     m.output.send(tick, deadline, m.payload(driveline))

@@ -20,8 +20,9 @@ from ecu_sim.bus.port import Port
 from ecu_sim.member.part import NetworkPart
 from ecu_sim.powertrain.commanded import Commanded
 from ecu_sim.powertrain.engine_control import TorqueMode
-from ecu_sim.powertrain.engine_frames import Cadence, EngineFrames, EngineMessage
+from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage
 from ecu_sim.powertrain.members import FIRST_CONSTANT, Readings
+from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.drive import Driveline
 from ecu_sim.vehicle.engine import EngineCommand
@@ -47,7 +48,7 @@ class Powertrain:
         self.frames = frames
         self.ccvs = ccvs
         self.role_every = role_every
-        self._role_cadence = Cadence(role_every)
+        self._role_schedule = Schedule(role_every)
         self.model = model
         self._cruise_address = cruise_address
         self._receivers = tuple(part.receive for part in self.others.values())
@@ -199,8 +200,8 @@ class Powertrain:
 
     def role_due(self, tick: int) -> bool:
         """Whether the ECU's own frame goes at ``tick`` (a transmitted tick), by the messages' one
-        schedule (:class:`Cadence`)."""
-        return self._role_cadence.due(tick)
+        schedule (:class:`~ecu_sim.runtime.schedule.Schedule`)."""
+        return self._role_schedule.due(tick)
 
     def role_payload(self, data: bytes, readings: Readings) -> bytes:
         """The ECU's own frame (the speed) with the rest of its message's fields filled in."""
