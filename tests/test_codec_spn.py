@@ -7,9 +7,11 @@ error, and what that error tells the user.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import cantools
 import pytest
-from cantools.database.can import Database
+from cantools.database.can import Database, Signal
 
 from ecu_sim.codec.spn import (
     Carrier,
@@ -143,3 +145,13 @@ def test_a_signals_description_reads_its_raw_bits_and_scales_them() -> None:
     payload = bytes.fromhex("FF FF FF 40 1F FF FF FF")
     assert layout.raw(payload) == 0x1F40
     assert layout.value(layout.raw(payload)) == 1000.0
+
+
+@pytest.mark.parametrize("byte_order", ["little_endian", "big_endian"])
+def test_bits_beyond_a_short_payload_read_as_0(byte_order: Literal["little_endian", "big_endian"]) -> None:
+    """A received command shorter than its DBC message is counted before its fields are read,
+    but the description itself never fails on one."""
+    start = 0 if byte_order == "little_endian" else 7  # both: the first two bytes
+    layout = SignalLayout.of(Signal("S", start, 16, byte_order))
+    expected = 0x1F if byte_order == "little_endian" else 0x1F00
+    assert layout.raw(b"\x1f") == expected

@@ -74,8 +74,9 @@ class RoleCodec:
     cantools' ``Message.encode``/``decode`` handle every signal of the message through generic
     dictionaries, which is costly at the call rates of virtual-time runs and on the single-board
     computers this targets. The role path only ever needs one signal, so the layout facts
-    (start bit, length, byte order, signedness, scale, offset, limits, message length) are read from the
-    cantools objects once and turned into a shift, a mask and an all-ones template. The tests check this
+    (start bit, length, byte order, signedness, scale, offset, limits: the signal's
+    :class:`~ecu_sim.codec.spn.SignalLayout`, and the message length) are read from the cantools
+    objects once and turned into a shift, a mask and an all-ones template. The tests check this
     path against cantools on random payloads.
 
     J1939 semantics (match by PGN, not-available/error/reserved raw ranges) apply when the message is a

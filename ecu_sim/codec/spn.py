@@ -26,10 +26,11 @@ from ecu_sim.j1939.checksum import BitField
 class SignalLayout:
     """A signal's place in its frame and how its bits become a number, as the DBC gives them.
 
-    ``start`` is the DBC's own start bit; ``first_bit`` is where the signal's first bit lies in
-    network order (the least significant one of an Intel signal, the most significant one of a
-    Motorola signal), taken from cantools so its sawtooth numbering is not derived twice. The
-    limits are kept as cantools read them, so the web page shows the DBC's own numbers.
+    ``start`` is the DBC's own start bit. ``first_bit`` is the one cantools' ``start_bit`` gives:
+    an Intel signal's least significant bit counted from the first byte's least significant bit,
+    a Motorola signal's most significant bit counted in network order; taken from cantools so
+    the DBC's sawtooth numbering is not derived twice. The limits are kept as cantools read them,
+    so the web page shows the DBC's own numbers.
     """
 
     name: str
@@ -70,7 +71,8 @@ class SignalLayout:
         mask = (1 << self.length) - 1
         if self.is_little_endian:
             return (int.from_bytes(payload, "little") >> self.start) & mask
-        return (int.from_bytes(payload, "big") >> (8 * len(payload) - self.first_bit - self.length)) & mask
+        padded = payload.ljust((self.first_bit + self.length + 7) // 8, b"\0")
+        return (int.from_bytes(padded, "big") >> (8 * len(padded) - self.first_bit - self.length)) & mask
 
     def value(self, raw: int) -> float:
         """The physical value of a raw number (signed or not: the caller has decided)."""
