@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile, available_profiles
 from ecu_sim.codec.role import _MATCH_CACHE_MAX, Invalid, RoleCodec
+from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.errors import ConfigError
 
 PROFILES = ("amp", "j1939")
@@ -825,4 +826,18 @@ def test_fast_encode_agrees_with_cantools_for_any_layout(message: Message, data:
         raw = data.draw(st.integers(0, (1 << signal.length) - 1))
     value = raw * signal.scale + signal.offset
     expected = message.encode({"S": raw}, scaling=False, padding=True, strict=False)
+    assert codec.layout == SignalLayout.of(signal)
     assert codec.encode(value) == expected
+
+
+@given(message=layouts(), data=st.data())
+@settings(max_examples=500, deadline=None)
+def test_the_signal_description_reads_and_scales_as_cantools_for_any_layout(message: Message,
+                                                                            data: st.DataObject) -> None:
+    """The description the fast codec, the command codecs and the received commands are built
+    from: its bits are cantools' raw value, its scaling cantools' physical value."""
+    layout = SignalLayout.of(message.signals[0])
+    payload = data.draw(st.binary(min_size=message.length, max_size=message.length))
+    raw = cantools_raw(message, payload, "S")
+    assert layout.raw(payload) == raw & ((1 << layout.length) - 1)
+    assert layout.value(raw) == cantools_values(message, payload)["S"]

@@ -2,9 +2,10 @@
 
 A command such as TSC1 or XBR is more than one role signal: a mode, a priority, a demand, and a
 counter and checksum the receiver checks before it acts. The signals are found in the DBC by
-their J1939 SPNs and each is encoded by the project's fast role codec (tested against cantools),
-which leaves every bit outside its signal at 1 (J1939's "not available"); the message is the
-bitwise AND of the signals' payloads, as the engine's messages are (ecu_sim.powertrain.engine_frames).
+their J1939 SPNs (ecu_sim.codec.spn) and each is encoded by the project's fast role codec (tested
+against cantools), which leaves every bit outside its signal at 1 (J1939's "not available"); the
+message is the bitwise AND of the signals' payloads, as the engine's messages are
+(ecu_sim.powertrain.engine_frames).
 The checksum covers the identifier the frame is sent with, so the codec is built for one sender:
 the DBC's identifier re-addressed to the sender's source address.
 """
@@ -13,22 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cantools.database.can import Database, Message
+from cantools.database.can import Message
 
 from ecu_sim.codec.integrity import TSC1_SPNS, XBR_SPNS, integrity_of
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import spn_signals
 from ecu_sim.j1939.ids import from_source
 
 #: sets of fixed fields kept encoded: a controller has a few (engaged, released)
 _FIXED_MAX = 16
-
-
-def find_message(database: Database, spn: int) -> Message | None:
-    """The DBC's message whose signals include J1939 ``spn`` (the first, in the DBC's order)."""
-    for message in database.messages:
-        if any(signal.spn == spn for signal in message.signals):
-            return message
-    return None
 
 
 class CommandCodec:
@@ -54,8 +48,8 @@ class CommandCodec:
         # Not as J1939 parameters: a command's two-bit modes use every value (10 is torque
         # control, not "error"), so only the DBC's limits bound what is encoded.
         integrity_spns = (*TSC1_SPNS, *XBR_SPNS)
-        self._codecs = {signal.spn: RoleCodec(message, signal, is_j1939=False)
-                        for signal in message.signals if signal.spn and signal.spn not in integrity_spns}
+        self._codecs = {spn: RoleCodec(message, signal, is_j1939=False)
+                        for spn, signal in spn_signals(message) if spn and spn not in integrity_spns}
         self._length = message.length
         self._fixed: dict[tuple[tuple[int, float], ...], int] = {}
 

@@ -12,6 +12,7 @@ from typing import Final
 
 from ecu_sim.codec.profile import Profile, _is_j1939_database
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import optional_carrier
 from ecu_sim.errors import ConfigError
 
 SPN_BRAKE_PEDAL_POSITION: Final = 521
@@ -38,14 +39,10 @@ class DriverRoles:
 
 def _optional(profile: Profile, spn: int) -> RoleCodec | None:
     database = profile.database
-    found = [(m, s) for m in database.messages for s in m.signals if s.spn == spn]
-    if not found:
+    found = optional_carrier(database, spn, profile.dbc_path, "the driver needs exactly one")
+    if found is None:
         return None
-    if len(found) > 1:
-        names = ", ".join(f"{m.name}.{s.name}" for m, s in found)
-        raise ConfigError(f"{profile.dbc_path} has {len(found)} signals with J1939 SPN {spn}: {names}; "
-                          "the driver needs exactly one")
-    message, signal = found[0]
+    message, signal = found
     try:
         return RoleCodec(message, signal, is_j1939=message.protocol == "j1939" or
                          _is_j1939_database(database))

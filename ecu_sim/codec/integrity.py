@@ -11,7 +11,8 @@ from typing import Final
 
 from cantools.database.can import Message
 
-from ecu_sim.j1939.checksum import BitField, Integrity
+from ecu_sim.codec.spn import SignalLayout
+from ecu_sim.j1939.checksum import Integrity
 
 #: (counter SPN, checksum SPN) -> the rule that folds the sum into the checksum
 TSC1_SPNS: Final = (4206, 4207)
@@ -20,8 +21,8 @@ XBR_SPNS: Final = (3189, 3188)
 
 def integrity_of(message: Message) -> Integrity | None:
     """The message's counter and checksum rule, or None when it has no such pair of signals."""
-    fields = {signal.spn: BitField(signal.start, signal.length) for signal in message.signals
-              if signal.byte_order == "little_endian"}
+    layouts = [SignalLayout.of(signal) for signal in message.signals]
+    fields = {layout.spn: layout.bits for layout in layouts if layout.is_little_endian}
     for spns, build in ((TSC1_SPNS, Integrity.tsc1), (XBR_SPNS, Integrity.xbr)):
         counter, checksum = fields.get(spns[0]), fields.get(spns[1])
         if counter is not None and checksum is not None:

@@ -19,6 +19,7 @@ import cantools.database
 from cantools.database.can import Database, Message, Signal
 
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import required_carrier
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
 
@@ -142,20 +143,12 @@ def _resolve_role(where: str, database: Database, role: str, override: str | Non
         return message, signal
 
     spn = _ROLE_SPNS[role]
-    found = [(m, s) for m in database.messages for s in m.signals if s.spn == spn]
-    description = _ROLE_DESCRIPTIONS[role]
-    if not found:
-        raise ConfigError(
-            f"{where} has no signal with J1939 SPN {spn} ({description}). Add the SPN signal attribute "
-            f'(BA_ "SPN" SG_ <id> <signal> {spn};) or name the signal with {option} MESSAGE.SIGNAL.'
-        )
-    if len(found) > 1:
-        names = ", ".join(f"{m.name}.{s.name}" for m, s in found)
-        raise ConfigError(
-            f"{where} has {len(found)} signals with J1939 SPN {spn} ({description}): {names}. "
-            f"Choose one with {option} MESSAGE.SIGNAL."
-        )
-    return found[0]
+    return required_carrier(
+        database, spn, where, f" ({_ROLE_DESCRIPTIONS[role]})",
+        add=f'Add the SPN signal attribute (BA_ "SPN" SG_ <id> <signal> {spn};) or name the signal with '
+            f"{option} MESSAGE.SIGNAL.",
+        choose=f"Choose one with {option} MESSAGE.SIGNAL.",
+    )
 
 
 @dataclass(frozen=True, slots=True, eq=False)

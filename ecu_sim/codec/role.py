@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Final, Literal
 
 from cantools.database.can import Message, Signal
-from cantools.database.utils import start_bit
 
+from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.j1939.ids import MAX_EXTENDED_ID, format_id, pgn_of, raw_classes, source_address_of
 
 # A J1939 bus carries a few hundred distinct identifiers at most; the bound only protects against a
@@ -74,8 +74,9 @@ class RoleCodec:
     cantools' ``Message.encode``/``decode`` handle every signal of the message through generic
     dictionaries, which is costly at the call rates of virtual-time runs and on the single-board
     computers this targets. The role path only ever needs one signal, so the layout facts
-    (start bit, length, byte order, signedness, scale, offset, limits, message length) are read from the
-    cantools objects once and turned into a shift, a mask and an all-ones template. The tests check this
+    (start bit, length, byte order, signedness, scale, offset, limits: the signal's
+    :class:`~ecu_sim.codec.spn.SignalLayout`, and the message length) are read from the cantools
+    objects once and turned into a shift, a mask and an all-ones template. The tests check this
     path against cantools on random payloads.
 
     J1939 semantics (match by PGN, not-available/error/reserved raw ranges) apply when the message is a
@@ -109,6 +110,7 @@ class RoleCodec:
         "frame_id",
         "is_extended_id",
         "is_j1939",
+        "layout",
         "length",
         "maximum",
         "message",
@@ -126,19 +128,21 @@ class RoleCodec:
         ``is_j1939`` defaults to what the DBC says about the message (``VFrameFormat`` J1939PG); pass it
         explicitly when the database declares J1939 another way (``ProtocolType``).
         """
-        if signal.is_float:
+        layout = SignalLayout.of(signal)
+        if layout.is_float:
             raise ValueError("it is an IEEE float signal; J1939 parameters are scaled integers")
-        if signal.multiplexer_ids is not None or signal.is_multiplexer:
+        if layout.multiplexed:
             raise ValueError("it is part of a multiplexed layout; choose a plain signal")
-        if float(signal.scale) == 0.0:
+        if layout.scale == 0.0:
             raise ValueError("its scale is 0, so no value can be encoded")
         if message.is_container:
             raise ValueError("its message is an AUTOSAR container")
 
         self.message: Message = message
         self.signal: Signal = signal
+        self.layout: SignalLayout = layout
         self.message_name: str = message.name
-        self.signal_name: str = signal.name
+        self.signal_name: str = layout.name
         self.frame_id: int = message.frame_id
         self.is_extended_id: bool = message.is_extended_frame
         if is_j1939 is None:
@@ -148,21 +152,22 @@ class RoleCodec:
         self.pgn: int | None = pgn_of(self.frame_id) if self.is_j1939 else None
         self.length: int = message.length
 
-        nbits = signal.length
+        nbits = layout.length
         mask = (1 << nbits) - 1
         self._mask = mask
         # Decode reads only the bytes the signal touches (so short frames that still hold it work);
         # encode works on the whole frame so one OR with the template fills every other bit. Motorola
-        # positions go through cantools' own start_bit() so its sawtooth numbering is not re-derived.
-        if signal.byte_order == "little_endian":
-            lsb = signal.start
+        # positions are the layout's first bit, taken from cantools so its sawtooth numbering is not
+        # re-derived.
+        if layout.is_little_endian:
+            lsb = layout.start
             first, last = lsb // 8, (lsb + nbits - 1) // 8
             self._dec_order: Literal["little", "big"] = "little"
             self._dec_shift = lsb - 8 * first
             self._enc_order: Literal["little", "big"] = "little"
             self._enc_shift = lsb
         else:
-            msb = start_bit(signal)
+            msb = layout.first_bit
             first, last = msb // 8, (msb + nbits - 1) // 8
             self._dec_order = "big"
             self._dec_shift = 8 * (last - first + 1) - (msb - 8 * first) - nbits
@@ -183,13 +188,13 @@ class RoleCodec:
         # parameter and the DBC padding convention for unused bits.
         self._template = ((1 << (8 * message.length)) - 1) & ~(mask << self._enc_shift)
 
-        if signal.is_signed:
+        if layout.is_signed:
             self._sign_bit = 1 << (nbits - 1)
             bit_lo, bit_hi = -self._sign_bit, self._sign_bit - 1
         else:
             self._sign_bit = 0
             bit_lo, bit_hi = 0, mask
-        if self.is_j1939 and not signal.is_signed:
+        if self.is_j1939 and not layout.is_signed:
             valid_max, self._error_lo, self._na_lo = raw_classes(nbits)
             bit_hi = valid_max
         else:
@@ -197,12 +202,12 @@ class RoleCodec:
             self._error_lo = self._na_lo = mask + 1
         self._na_bits = mask
 
-        self._scale = float(signal.scale)
-        self._offset = float(signal.offset)
+        self._scale = layout.scale
+        self._offset = layout.offset
         # DBC limits are usually rounded for display (250.996 km/h for raw 0xFAFF = 250.99609375), so a
         # limit admits the raw value it rounds to rather than cutting off the last step.
         raw_lo, raw_hi = bit_lo, bit_hi
-        for limit, is_minimum in ((signal.minimum, True), (signal.maximum, False)):
+        for limit, is_minimum in ((layout.minimum, True), (layout.maximum, False)):
             if limit is None:
                 continue
             # Pinned just outside the field first, so an absurd DBC limit cannot overflow round().
@@ -215,7 +220,7 @@ class RoleCodec:
                 raw_hi = min(raw_hi, bound)
         if raw_lo > raw_hi:
             raise ValueError(
-                f"its DBC range [{signal.minimum}, {signal.maximum}] leaves no valid raw value in "
+                f"its DBC range [{layout.minimum}, {layout.maximum}] leaves no valid raw value in "
                 f"{nbits} bits"
             )
         self._raw_lo = raw_lo

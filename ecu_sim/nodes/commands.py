@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from cantools.database.can import Database
 
 from ecu_sim.bus.transmit import Output
-from ecu_sim.codec.command import CommandCodec, find_message
+from ecu_sim.codec.command import CommandCodec
+from ecu_sim.codec.spn import first_carrier, messages_with
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import destination_of, source_address_of
 from ecu_sim.powertrain.engine_control import ENGINE_STANDARD_PERIOD_S, RATE_PERIODS_S, STANDARD_RATE_CODE
@@ -82,17 +83,17 @@ def command_codecs(database: Database, source: int) -> tuple[CommandCodec, Comma
 
     The DBC may carry TSC1 to several destinations (the engine, a retarder): the engine's is the
     one addressed to the sender of the engine's actual torque (EEC1)."""
-    engine = find_message(database, SPN_ACTUAL_TORQUE)
-    tsc1 = [m for m in database.messages if engine is not None and m.is_extended_frame
-            and any(s.spn == SPN_REQUESTED_TORQUE for s in m.signals)
-            and destination_of(m.frame_id) == source_address_of(engine.frame_id)]
-    xbr = find_message(database, SPN_ACCELERATION_DEMAND)
+    engine = first_carrier(database, SPN_ACTUAL_TORQUE)
+    address = None if engine is None else source_address_of(engine.message.frame_id)
+    tsc1 = [m for m in messages_with(database, SPN_REQUESTED_TORQUE)
+            if address is not None and m.is_extended_frame and destination_of(m.frame_id) == address]
+    xbr = first_carrier(database, SPN_ACCELERATION_DEMAND)
     if not tsc1 or xbr is None:
         raise ConfigError("--command tsc1 needs TSC1 to the engine and XBR in the DBC (messages with "
                           f"SPN {SPN_REQUESTED_TORQUE}, addressed to the sender of SPN {SPN_ACTUAL_TORQUE}, "
                           f"and SPN {SPN_ACCELERATION_DEMAND}): use --profile j1939, or --command app")
     try:
-        return CommandCodec(tsc1[0], source), CommandCodec(xbr, source)
+        return CommandCodec(tsc1[0], source), CommandCodec(xbr.message, source)
     except ValueError as exc:
         raise ConfigError(f"--command tsc1: {exc}; TSC1 and XBR need both to be accepted") from None
 

@@ -26,6 +26,7 @@ from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter, new_message,
 from ecu_sim.codec.driver import DriverRoles
 from ecu_sim.codec.profile import SPN_ACCELERATOR_PEDAL_POSITION_1, SPN_WHEEL_BASED_VEHICLE_SPEED, Profile
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import first_carrier
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
@@ -280,12 +281,11 @@ def _ccm_commands(port: Port, profile: Profile, settings: Settings,
 
 
 def spn_codec(profile: Profile, spn: int) -> RoleCodec | None:
-    """A codec for the DBC's signal with J1939 ``spn``, or None when the DBC has none."""
-    for message in profile.database.messages:
-        for signal in message.signals:
-            if signal.spn == spn:
-                return RoleCodec(message, signal, is_j1939=profile.speed.is_j1939)
-    return None
+    """A codec for the DBC's signal with J1939 ``spn`` (its first), or None when the DBC has none."""
+    found = first_carrier(profile.database, spn)
+    if found is None:
+        return None
+    return RoleCodec(found.message, found.signal, is_j1939=profile.speed.is_j1939)
 
 
 def _own(codec: RoleCodec, settings: Settings) -> int:

@@ -15,6 +15,7 @@ from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
 from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import messages_with, spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
@@ -71,8 +72,7 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
     long_ones: list[tuple[EngineMessage, str]] = []
     for member, message, frame_id in hosted_messages(profile, settings):
-        codecs = [(_codec(message, s, is_j1939), s.spn) for s in message.signals
-                  if s.spn in SPN_FIELDS]
+        codecs = [(_codec(message, s, is_j1939), spn) for spn, s in spn_signals(message, SPN_FIELDS)]
         output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
         built = EngineMessage(message, codecs, every_ticks(message, period), output, SPN_FIELDS)
         messages[member.role].append(built)
@@ -95,8 +95,8 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     for m, role in long_ones:
         m.output = TransportOutput(parts[role], pgn_of(m.message.frame_id))
     speed = profile.speed
-    ccvs_codecs = [(_codec(speed.message, s, is_j1939), s.spn) for s in speed.message.signals
-                   if s.spn in SPN_FIELDS]
+    ccvs_codecs = [(_codec(speed.message, s, is_j1939), spn)
+                   for spn, s in spn_signals(speed.message, SPN_FIELDS)]
     ccvs = (EngineMessage(speed.message, ccvs_codecs, 1, Transmitter(port, speed.frame_id, True, new_frame),
                           SPN_FIELDS) if ccvs_codecs else None)
     app_senders = list(profile.app.message.senders or [])
@@ -125,8 +125,8 @@ def _controls(profile: Profile, hosted: Mapping[str, Member], settings: Settings
         member = hosted.get(role)
         if member is None:
             return None
-        for message in profile.database.messages:
-            if spn in {s.spn for s in message.signals} and destination_of(message.frame_id) == member.address:
+        for message in messages_with(profile.database, spn):
+            if destination_of(message.frame_id) == member.address:
                 return CommandIntake(message, member.address, name)
         return None
 

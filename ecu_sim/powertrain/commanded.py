@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final, TypeVar
 
 import can
-from cantools.database.can import Message, Signal
+from cantools.database.can import Message
 
 from ecu_sim.codec.integrity import integrity_of
-from ecu_sim.j1939.checksum import BitField, Integrity, Verdict
+from ecu_sim.codec.spn import SignalLayout, spn_signals
+from ecu_sim.j1939.checksum import Integrity, Verdict
 from ecu_sim.j1939.ids import destination_of, pgn_of, source_address_of
 from ecu_sim.powertrain.brake_control import (
     BrakeController,
@@ -55,29 +55,10 @@ _MAX_16, _MAX_8 = 0xFAFF, 0xFA
 _CHECK_FAILURES: Final = {Verdict.BAD_CHECKSUM: "checksum", Verdict.BAD_COUNTER: "counter"}
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
-    """One signal's bits and scaling."""
-
-    bits: BitField
-    scale: float
-    offset: float
-
-    @classmethod
-    def of(cls, signal: Signal) -> Field:
-        return cls(BitField(signal.start, signal.length), float(signal.scale), float(signal.offset))
-
-    def raw(self, payload: bytes) -> int:
-        return self.bits.read(payload)
-
-    def value(self, raw: int) -> float:
-        return raw * self.scale + self.offset
-
-
-def fields_of(message: Message) -> dict[int, Field]:
-    """The message's little-endian signals by SPN."""
-    return {signal.spn: Field.of(signal) for signal in message.signals
-            if signal.spn is not None and signal.byte_order == "little_endian"}
+def fields_of(message: Message) -> dict[int, SignalLayout]:
+    """The message's little-endian signals by SPN (J1939 puts every command field in Intel order)."""
+    layouts = [(spn, SignalLayout.of(signal)) for spn, signal in spn_signals(message)]
+    return {spn: layout for spn, layout in layouts if layout.is_little_endian}
 
 
 class CommandIntake:
@@ -92,7 +73,7 @@ class CommandIntake:
         self.pgn = pgn_of(message.frame_id)
         self.destination = destination
         self.name = name
-        self.fields: Mapping[int, Field] = fields_of(message)
+        self.fields: Mapping[int, SignalLayout] = fields_of(message)
         self.length = message.length
 
     def matches(self, arbitration_id: int) -> bool:

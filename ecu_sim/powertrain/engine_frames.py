@@ -20,6 +20,7 @@ from cantools.database.can import Database, Message
 
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import messages_carrying
 from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.runtime.ticks import ticks_in
@@ -94,15 +95,8 @@ def find_messages(database: Database, is_j1939: bool, spn_fields: Mapping[int, i
                   ) -> list[tuple[Message, list[tuple[RoleCodec, int]]]]:
     """The DBC's messages that carry the driveline SPNs (``spn_fields``), with a codec for each
     such signal; only those some node of ``senders`` sends, when given."""
-    found = []
-    for message in database.messages:
-        if senders is not None and not set(message.senders or ()) & set(senders):
-            continue
-        codecs = [(RoleCodec(message, signal, is_j1939=is_j1939), spn) for signal in message.signals
-                  if (spn := signal.spn) is not None and spn in spn_fields]
-        if codecs:
-            found.append((message, codecs))
-    return found
+    return [(message, [(RoleCodec(message, signal, is_j1939=is_j1939), spn) for spn, signal in signals])
+            for message, signals in messages_carrying(database, spn_fields, senders)]
 
 
 def every_ticks(message: Message, period_s: float) -> int:

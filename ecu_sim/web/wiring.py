@@ -21,6 +21,7 @@ from typing import Any
 from cantools.database.can import Database
 
 from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.io.recorder import Recorder
 from ecu_sim.io.signals import TickView
@@ -123,7 +124,10 @@ def signal_list(database: Database, own_ids: list[int]) -> list[dict[str, Any]]:
     own = {ident & 0x3FFFF00 for ident in own_ids} | set(own_ids)
     return [{"name": message.name, "frame_id": message.frame_id,
              "sent": message.frame_id in own or (message.frame_id & 0x3FFFF00) in own,
-             "signals": [{"name": signal.name, "unit": signal.unit or "",
-                          "minimum": signal.minimum, "maximum": signal.maximum}
-                         for signal in message.signals]}
+             "signals": [_entry(SignalLayout.of(signal)) for signal in message.signals]}
             for message in database.messages]
+
+
+def _entry(layout: SignalLayout) -> dict[str, Any]:
+    """A signal as the page lists it: what a person needs to pick it for a plot."""
+    return {"name": layout.name, "unit": layout.unit, "minimum": layout.minimum, "maximum": layout.maximum}
