@@ -94,6 +94,14 @@ def test_the_signals_groups_and_the_page_are_the_figures_by_name(simulation: Sim
     assert counters["tx"] == simulation.ecu.port.counters.tx and "overruns" in counters
 
 
+def test_a_node_says_the_same_figures_in_the_same_order_at_every_tick() -> None:
+    with Simulation(POWERTRAIN, DriverSetup("ccm")) as sim:
+        assert sim.ccm is not None
+        before = [[figure.name for figure in node.figures()] for node in (sim.ecu, sim.ccm)]
+        sim.loop.run(30)
+        assert [[figure.name for figure in node.figures()] for node in (sim.ecu, sim.ccm)] == before
+
+
 def test_the_csv_columns_come_from_the_figures_the_node_has(simulation: Simulation) -> None:
     ecu = simulation.ecu
     out = io.StringIO()

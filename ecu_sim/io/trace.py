@@ -39,17 +39,21 @@ def columns(node: Figured) -> tuple[tuple[str, str], ...]:
 
 
 class CsvTrace:
-    """A tick observer that writes the ECU's row after each tick."""
+    """A tick observer that writes the ECU's row after each tick.
+
+    The row is one ``str.format`` of the node's figures by position, the positions found once:
+    a node says the same figures in the same order at every tick (see ``Figured``)."""
 
     def __init__(self, out: IO[str], node: Figured) -> None:
         self._write = out.write
         self._figures = node.figures
-        self._columns = columns(node)
-        out.write(",".join(("t_s", *(name for name, _ in self._columns))) + "\n")
+        chosen = columns(node)
+        at = {figure.name: index for index, figure in enumerate(node.figures())}
+        self._row = "{0:.3f}," + ",".join(f"{{1[{at[name]}].value:{spec}}}" for name, spec in chosen) + "\n"
+        out.write(",".join(("t_s", *(name for name, _ in chosen))) + "\n")
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        has = values(self._figures())
-        self._write(f"{now:.3f}," + ",".join(format(has[name], spec) for name, spec in self._columns) + "\n")
+        self._write(self._row.format(now, self._figures()))
 
 
 class Hashed(Protocol):

@@ -164,29 +164,30 @@ class Ecu(InputNode):
 
     def figures(self) -> tuple[Figure, ...]:
         """The truck as the ECU drives it; the driveline's and the powertrain's figures only where
-        the truck has them, so a reader's columns follow what the truck is."""
-        state, vehicle = self.vehicle.state, self.vehicle
-        driveline = vehicle.driveline()
-        app_shown = "APP missing (coasting)" if self.app_missing else "APP {:5.1f} %"
-        figures = [Figure("speed_kph", "km/h", state.speed_kph, shown="speed {:6.2f} km/h"),
-                   Figure("app_pct", "%", self.app_pct, shown=app_shown),
-                   Figure("app_missing", "", float(self.app_missing)),
-                   Figure("grade_pct", "%", self.grade_pct, shown="grade {:+.1f} %"),
-                   Figure("distance_m", "m", state.distance_m, shown="distance {:8.0f} m"),
-                   Figure("brake_pct", "%", self.brake_demand_pct, recorded=False,
-                          shown="" if driveline is None else "brake {:3.0f} %"),
-                   Figure("pedal_override_pct", "%", self.pedal_override_pct, recorded=False)]
+        the truck has them, so a reader's columns follow what the truck is. Built positionally:
+        a trace asks at every tick."""
+        vehicle = self.vehicle
+        state, driveline = vehicle.state, vehicle.driveline()
+        figures: tuple[Figure, ...] = (
+            Figure("speed_kph", "km/h", state.speed_kph, True, "speed {:6.2f} km/h"),
+            Figure("app_pct", "%", self.app_pct, True,
+                   "APP missing (coasting)" if self.app_missing else "APP {:5.1f} %"),
+            Figure("app_missing", "", float(self.app_missing)),
+            Figure("grade_pct", "%", vehicle.grade_pct, True, "grade {:+.1f} %"),
+            Figure("distance_m", "m", state.distance_m, True, "distance {:8.0f} m"),
+            Figure("brake_pct", "%", self.brake_demand_pct, False,
+                   "" if driveline is None else "brake {:3.0f} %"),
+            Figure("pedal_override_pct", "%", self.pedal_override_pct, False))
         if driveline is not None:
-            figures += (Figure("elevation_m", "m", vehicle.elevation_m or 0.0, recorded=False),
-                        Figure("gear", "", driveline.gear, recorded=False, shown="gear {}"),
-                        Figure("engine_rpm", "rpm", driveline.engine_rpm, recorded=False,
-                               shown="{:4.0f} rpm"),
-                        Figure("fuel_rate_lph", "L/h", driveline.fuel_rate_lph, recorded=False),
-                        Figure("fuel_used_l", "L", driveline.fuel_used_l, recorded=False))
+            figures += (Figure("elevation_m", "m", vehicle.elevation_m or 0.0, False),
+                        Figure("gear", "", driveline.gear, False, "gear {}"),
+                        Figure("engine_rpm", "rpm", driveline.engine_rpm, False, "{:4.0f} rpm"),
+                        Figure("fuel_rate_lph", "L/h", driveline.fuel_rate_lph, False),
+                        Figure("fuel_used_l", "L", driveline.fuel_used_l, False))
         if self.powertrain is not None:  # --network powertrain: who controls the engine, and how
-            figures += (Figure(name, NUMBER_UNITS[name], value)
-                        for name, value in self.powertrain.numbers().items())
-        return tuple(figures)
+            figures += tuple([Figure(name, NUMBER_UNITS[name], value)
+                              for name, value in self.powertrain.numbers().items()])
+        return figures
 
     def state_bits(self) -> tuple[float, float, float, float]:
         """Speed (m/s), distance, APP and grade unrounded, for the state hash: every bit of the

@@ -45,7 +45,9 @@ class Figured(Protocol):
     """Anything that says its figures: every node kind."""
 
     def figures(self) -> tuple[Figure, ...]:
-        """The node's figures now, in the order the signals file lists the recorded ones."""
+        """The node's figures now, in the order the signals file lists the recorded ones: the same
+        names in the same order at every call through a run (a figure with no value now says
+        None), so a reader may find its figures by position once."""
         ...
 
 
