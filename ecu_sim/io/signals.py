@@ -22,9 +22,7 @@ from cantools.database.can import Database, Message
 
 from ecu_sim.bus.listener import Direction
 from ecu_sim.j1939.ids import pgn_of, source_address_of
-from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.driver import Driver
-from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.figures import Counted, Figured, recorded
 from ecu_sim.runtime.loop import LATE_FRACTION, LoopStats
 
 #: a node's named numbers: its model state, or its counters
@@ -144,31 +142,12 @@ class TickView:
         return snapshot
 
 
-def node_state(node: Ecu | Ccm | Driver) -> Mapping[str, float]:
-    """What the model holds after a tick: the ECU's truck, the CCM's controller, the driver's controls."""
-    if isinstance(node, Driver):
-        controls = node.controls
-        held = {} if node.speed_kph is None else {"speed_kph": node.speed_kph}
-        return {"app_pct": controls.app_pct, "brake_pct": controls.brake_pct, **held}
-    if isinstance(node, Ecu):
-        ecu = {"speed_kph": node.state.speed_kph, "app_pct": node.app_pct,
-               "app_missing": float(node.app_missing), "grade_pct": node.grade_pct,
-               "distance_m": node.state.distance_m}
-        if node.powertrain is not None:  # --network powertrain: who controls the engine, and how
-            ecu.update(node.powertrain.numbers())
-        return ecu
-    state = {"set_speed_kph": node.set_speed_kph, "app_pct": node.app_pct,
-             "cruise_active": float(node.cruise_active)}
-    if node.speed_kph is not None:
-        state["speed_kph"] = node.speed_kph
-    return state
+def node_state(node: Figured) -> Mapping[str, float]:
+    """What the model holds after a tick: the node's recorded figures that have a number now."""
+    return recorded(node.figures())
 
 
-def node_counters(node: Ecu | Ccm | Driver) -> Mapping[str, float]:
+def node_counters(node: Counted) -> Mapping[str, float]:
     """The node's counters as the status line shows them, by name."""
-    port = node.port.counters
-    counters: dict[str, float] = {"rx": port.rx, "tx": port.tx, "echo": port.echo,
-                                  "tx_errors": port.tx_errors, "tx_dropped": port.tx_dropped,
-                                  "invalid": node.invalid_total, "other": node.other,
-                                  "conflicts": node.source_conflicts, "overruns": node.overruns}
-    return counters
+    return {figure.name: figure.value for figure in node.counter_figures()
+            if isinstance(figure.value, int | float)}

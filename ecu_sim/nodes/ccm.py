@@ -41,6 +41,7 @@ from ecu_sim.cruise.predictive import Preview
 from ecu_sim.member.part import NetworkPart
 from ecu_sim.nodes.commands import Commands, Demand, xbr_demand
 from ecu_sim.nodes.driver_demand import NO_DRIVER, DriverDemand, engaged_after
+from ecu_sim.nodes.figures import Figure, status_text
 from ecu_sim.nodes.input import InputNode
 
 #: speed above the set speed at which braking starts, km/h
@@ -186,18 +187,38 @@ class Ccm(InputNode):
         torque = self.cruise_pct if self.cruise_active and not self.override else None
         commands.send(self.tick_index, deadline, Demand(torque, None if over is None else xbr_demand(over)))
 
+    def figures(self) -> tuple[Figure, ...]:
+        """The controller's set speed, its demand and whether cruise holds the truck; the speed it
+        hears only once heard. The page's cruise word leaves out the coast, which only the status
+        line tells apart."""
+        speed = self.speed_kph
+        cruise = ("off (no speed)" if speed is None else "off" if not self.engaged
+                  else "override" if self.override else "on")
+        app_shown = "APP {:5.1f} %" if self.commands is None else ""  # else the commands are shown
+        figures = [Figure("set_speed_kph", "km/h", self.set_speed_kph, shown="set {:.1f} km/h"),
+                   Figure("app_pct", "%", self.app_pct, shown=app_shown),
+                   Figure("cruise_active", "", float(self.cruise_active)),
+                   Figure("speed_kph", "km/h", speed,
+                          shown="speed missing" if speed is None else "speed {:6.2f} km/h"),
+                   Figure("brake_pct", "%", None if self.brake is None else self.brake_pct, recorded=False),
+                   Figure("cruise", "", cruise, recorded=False,
+                          shown="cruise coast" if cruise == "on" and self.coasting else "cruise {}"),
+                   Figure("pedal_override_pct", "%", self.pedal_override_pct, recorded=False)]
+        if self.commands is not None:
+            figures.append(Figure("command", "", self._demand_text(), recorded=False, shown="{}"))
+        return tuple(figures)
+
     def status_line(self) -> str:
-        speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"
-        cruise = ("off (no speed)" if self.speed_kph is None else "off" if not self.engaged
-                  else "override" if self.override else "coast" if self.coasting else "on")
-        return (f"speed {speed} | set {self.set_speed_kph:.1f} km/h | {self._demand_text()} "
-                f"| cruise {cruise} | {self.counters_text()}")
+        return f"{status_text(self.figures(), _STATUS)} | {self.counters_text()}"
 
     def _demand_text(self) -> str:
-        """APP, or with ``--command tsc1`` the latest TSC1 torque and XBR demand."""
-        if self.commands is None:
-            return f"APP {self.app_pct:5.1f} %"
+        """With ``--command tsc1``: the latest TSC1 torque and XBR demand."""
+        assert self.commands is not None
         sent = self.commands.sent
         torque = "released" if sent.torque_pct is None else f"{sent.torque_pct:5.1f} %"
         xbr = "off" if sent.accel_mps2 is None else f"{sent.accel_mps2:+.2f} m/s2"
         return f"TSC1 {torque} XBR {xbr}"
+
+
+#: the figures of the status line, in its order (APP, or the TSC1 and XBR commands in its place)
+_STATUS = ("speed_kph", "set_speed_kph", "app_pct", "command", "cruise")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.nodes.figures import Figure, status_text
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.pedals.reading import PedalReading, PedalSource
 from ecu_sim.runtime.schedule import Schedule
@@ -85,9 +86,20 @@ class Driver(InputNode):
                 self._pressed[name] = max(0, left - 1)
         return combined([codec.encode(values[name]) for name, codec in message.signals])
 
-    def status_line(self) -> str:
+    def figures(self) -> tuple[Figure, ...]:
+        """The driver's controls, and the speed it hears once heard; a button only while pressed."""
         c = self.controls
-        speed = "missing" if self.speed_kph is None else f"{self.speed_kph:6.2f} km/h"
-        buttons = "".join(f" | {name}" for name, on in (("resume", c.resume), ("cancel", c.cancel)) if on)
-        return (f"APP {c.app_pct:5.1f} % | brake {c.brake_pct:5.1f} %{buttons} | speed {speed} "
-                f"| {self.counters_text()}")
+        speed = self.speed_kph
+        return (Figure("app_pct", "%", c.app_pct, shown="APP {:5.1f} %"),
+                Figure("brake_pct", "%", c.brake_pct, shown="brake {:5.1f} %"),
+                Figure("resume", "", float(c.resume), recorded=False, shown="resume" if c.resume else ""),
+                Figure("cancel", "", float(c.cancel), recorded=False, shown="cancel" if c.cancel else ""),
+                Figure("speed_kph", "km/h", speed,
+                       shown="speed missing" if speed is None else "speed {:6.2f} km/h"))
+
+    def status_line(self) -> str:
+        return f"{status_text(self.figures(), _STATUS)} | {self.counters_text()}"
+
+
+#: the figures of the status line, in its order
+_STATUS = ("app_pct", "brake_pct", "resume", "cancel", "speed_kph")

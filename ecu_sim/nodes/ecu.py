@@ -19,9 +19,10 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.member.part import NetworkPart
+from ecu_sim.nodes.figures import Figure, status_text
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.powertrain.engine_frames import EngineFrames
-from ecu_sim.powertrain.network import Powertrain
+from ecu_sim.powertrain.network import NUMBER_UNITS, Powertrain
 from ecu_sim.runtime.held import HeldInput
 from ecu_sim.vehicle.class6 import Class6State
 from ecu_sim.vehicle.drive import Class6Vehicle, Vehicle
@@ -161,12 +162,43 @@ class Ecu(InputNode):
         self.finish_tick(self.app_missing, transmit)
         powertrain.finish(tick, transmit)
 
-    def status_line(self) -> str:
-        app = "missing (coasting)" if self.app_missing else f"{self.app_pct:5.1f} %"
+    def figures(self) -> tuple[Figure, ...]:
+        """The truck as the ECU drives it; the driveline's and the powertrain's figures only where
+        the truck has them, so a reader's columns follow what the truck is. Built positionally:
+        a trace asks at every tick."""
+        vehicle = self.vehicle
+        state, driveline = vehicle.state, vehicle.driveline()
+        figures: tuple[Figure, ...] = (
+            Figure("speed_kph", "km/h", state.speed_kph, True, "speed {:6.2f} km/h"),
+            Figure("app_pct", "%", self.app_pct, True,
+                   "APP missing (coasting)" if self.app_missing else "APP {:5.1f} %"),
+            Figure("app_missing", "", float(self.app_missing)),
+            Figure("grade_pct", "%", vehicle.grade_pct, True, "grade {:+.1f} %"),
+            Figure("distance_m", "m", state.distance_m, True, "distance {:8.0f} m"),
+            Figure("brake_pct", "%", self.brake_demand_pct, False,
+                   "" if driveline is None else "brake {:3.0f} %"),
+            Figure("pedal_override_pct", "%", self.pedal_override_pct, False))
+        if driveline is not None:
+            figures += (Figure("elevation_m", "m", vehicle.elevation_m or 0.0, False),
+                        Figure("gear", "", driveline.gear, False, "gear {}"),
+                        Figure("engine_rpm", "rpm", driveline.engine_rpm, False, "{:4.0f} rpm"),
+                        Figure("fuel_rate_lph", "L/h", driveline.fuel_rate_lph, False),
+                        Figure("fuel_used_l", "L", driveline.fuel_used_l, False))
+        if self.powertrain is not None:  # --network powertrain: who controls the engine, and how
+            figures += tuple([Figure(name, NUMBER_UNITS[name], value)
+                              for name, value in self.powertrain.numbers().items()])
+        return figures
+
+    def state_bits(self) -> tuple[float, float, float, float]:
+        """Speed (m/s), distance, APP and grade unrounded, for the state hash: every bit of the
+        floats the truck steps with, which a figure in a reader's unit could round away."""
         state = self.vehicle.state
-        driveline = self.vehicle.driveline()
-        engine = "" if driveline is None else (f"gear {driveline.gear} | {driveline.engine_rpm:4.0f} rpm | "
-                                               f"brake {self.brake_demand_pct:3.0f} % | ")
+        return state.speed_mps, state.distance_m, self.app_pct, self.grade_pct
+
+    def status_line(self) -> str:
         hosted = "" if self.powertrain is None else " | " + self.powertrain.status_text()
-        return (f"speed {state.speed_kph:6.2f} km/h | APP {app} | grade {self.grade_pct:+.1f} % "
-                f"| {engine}distance {state.distance_m:8.0f} m | {self.counters_text()}{hosted}")
+        return f"{status_text(self.figures(), _STATUS)} | {self.counters_text()}{hosted}"
+
+
+#: the figures of the status line, in its order
+_STATUS = ("speed_kph", "app_pct", "grade_pct", "gear", "engine_rpm", "brake_pct", "distance_m")

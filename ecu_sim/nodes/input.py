@@ -39,6 +39,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.member.part import NetworkPart
+from ecu_sim.nodes.figures import Figure
 from ecu_sim.runtime.held import HeldInput
 
 log = logging.getLogger(__name__)
@@ -208,6 +209,20 @@ class InputNode:
             past_timeout = input_missing and tick >= self.hold_ticks + startup
             network.tick(tick, past_timeout, input_missing and self.input_error)
         self.tick_index = tick + 1
+
+    def figures(self) -> tuple[Figure, ...]:
+        """What the model holds: each node kind says its own; the base has no model of its own."""
+        return ()
+
+    def counter_figures(self) -> tuple[Figure, ...]:
+        """The counters the status line shows, by name, for the signals file's counters group."""
+        port = self.port.counters
+        return (Figure("rx", "frames", port.rx), Figure("tx", "frames", port.tx),
+                Figure("echo", "frames", port.echo), Figure("tx_errors", "frames", port.tx_errors),
+                Figure("tx_dropped", "frames", port.tx_dropped),
+                Figure("invalid", "frames", self.invalid_total), Figure("other", "frames", self.other),
+                Figure("conflicts", "periods", self.source_conflicts),
+                Figure("overruns", "drains", self.overruns))
 
     @property
     def invalid_total(self) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.nodes.figures import Figure
 
 
 class ConstantPedal:
@@ -17,7 +18,12 @@ class ConstantPedal:
         self._port = port
         self._output = output
         self._payload = app.encode(app_pct)
+        self._figures = (Figure("app_pct", "%", app_pct, shown="APP {:5.1f} %"),)
         self._tick = 0
+
+    def figures(self) -> tuple[Figure, ...]:
+        """The one APP it holds: made once, as it never changes."""
+        return self._figures
 
     def poll(self, timeout_s: float) -> None:
         """The pedal waits for nothing."""

@@ -31,6 +31,11 @@ _RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
 _NA = math.nan
 
 
+#: the powertrain's numbers for the ECU's figures, with their units
+NUMBER_UNITS = {"torque_mode": "", "controlling_address": "", "engine_demand_pct": "%",
+                "retarder_pct": "%", "xbr_state": "", "accel_mps2": "m/s2"}
+
+
 class Powertrain:
     """The transmission's, brakes' and retarder's parts, and every powertrain message."""
 
@@ -190,10 +195,12 @@ class Powertrain:
         return readings
 
     def numbers(self) -> dict[str, float]:
-        """The tick's powertrain figures by name, for the trace, the stream and the plot."""
+        """The tick's powertrain figures by name (see :data:`NUMBER_UNITS`), for the ECU's figures:
+        not available before the first tick, so a reader that lays out its columns before the
+        run still finds every name."""
         r = self.latest.readings
         if r is None:
-            return {}
+            return dict.fromkeys(NUMBER_UNITS, _NA)
         return {"torque_mode": r.torque_mode, "controlling_address": r.controlling_address,
                 "engine_demand_pct": r.engine_demand_pct, "retarder_pct": r.retarder_pct,
                 "xbr_state": r.xbr_state, "accel_mps2": r.accel_mps2}

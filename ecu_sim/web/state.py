@@ -17,11 +17,14 @@ from typing import Any
 
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.io.signals import TickView
-from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.driver import Driver
-from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.member.part import NetworkPart
 from ecu_sim.nodes.factory import Built
+from ecu_sim.nodes.figures import Figured, values
 from ecu_sim.runtime.loop import LoopStats
+
+#: the figures the page shows, in its order; a node without one shows None there
+PAGE_FIGURES = ("speed_kph", "set_speed_kph", "app_pct", "brake_pct", "grade_pct", "gear", "engine_rpm",
+                "cruise", "pedal_override_pct")
 
 #: snapshots the ring keeps: what a page that opens gets to start its plots with
 RING_TICKS = 600
@@ -57,7 +60,7 @@ class Publisher:
             **node_figures(self._built.node),
             "counters": self._counters(group["counters"]),
             "bus": self._bus_state(),
-            "j1939": j1939_figures(self._built.node),
+            "j1939": j1939_figures(self._built.node.network),
             "faults": faults_on(self._built.faults),
             "status_line": self._line(),
             "signals": {"rx": group["rx"], "tx": group["tx"]},
@@ -75,33 +78,18 @@ class Publisher:
                 "other": int(counters["other"]), "tx_errors": int(counters["tx_errors"])}
 
 
-def node_figures(node: Ecu | Ccm | Driver) -> dict[str, Any]:
-    """The model's figures of the status line, by name (None where the node has no such figure)."""
-    figures: dict[str, Any] = {"speed_kph": None, "set_speed_kph": None, "app_pct": None,
-                               "brake_pct": None, "grade_pct": None, "gear": None, "engine_rpm": None,
-                               "cruise": None, "pedal_override_pct": None}
-    if isinstance(node, Ecu):
-        driveline = node.vehicle.driveline()
-        figures.update(speed_kph=node.state.speed_kph, app_pct=None if node.app_missing else node.app_pct,
-                       brake_pct=node.brake_demand_pct, grade_pct=node.grade_pct,
-                       pedal_override_pct=node.pedal_override_pct)
-        if driveline is not None:
-            figures.update(gear=driveline.gear, engine_rpm=driveline.engine_rpm)
-    elif isinstance(node, Ccm):
-        cruise = ("off (no speed)" if node.speed_kph is None else "off" if not node.engaged
-                  else "override" if node.override else "on")
-        figures.update(speed_kph=node.speed_kph, set_speed_kph=node.set_speed_kph, app_pct=node.app_pct,
-                       brake_pct=node.brake_pct if node.brake is not None else None, cruise=cruise,
-                       pedal_override_pct=node.pedal_override_pct)
-    else:
-        figures.update(speed_kph=node.speed_kph, app_pct=node.controls.app_pct,
-                       brake_pct=node.controls.brake_pct)
+def node_figures(node: Figured) -> dict[str, Any]:
+    """The model's figures of the status line, by name (None where the node has no such figure);
+    an APP that is missing shows as none, not as the coasting truck's 0 %."""
+    has = values(node.figures())
+    figures = {name: has.get(name) for name in PAGE_FIGURES}
+    if has.get("app_missing"):
+        figures["app_pct"] = None
     return figures
 
 
-def j1939_figures(node: Ecu | Ccm | Driver) -> dict[str, Any]:
+def j1939_figures(network: NetworkPart | None) -> dict[str, Any]:
     """The node's J1939 address and active DTCs as DM1 sends them (none without a network part)."""
-    network = getattr(node, "network", None)
     if network is None:
         return {"address": None, "dtcs": []}
     return {"address": network.network.address,
