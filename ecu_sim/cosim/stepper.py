@@ -29,8 +29,7 @@ from ecu_sim.cosim.contract import Contract, contract
 from ecu_sim.cosim.protocol import Frame
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.j1939.ids import pgn_of
-from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
 from ecu_sim.settings.model import Settings
@@ -168,9 +167,8 @@ class Stepper:
         with self._stack:
             peer_port = self._stack.enter_context(Port(link.bus(), []))
             ecu_port = self._stack.enter_context(Port(link.bus(), [profile.speed.frame_id]))
-            node = build_node(NodeKind.ECU, ecu_port, profile, settings, route=self.road,
-                              schedule=schedule, new_frame=new_frame).node
-            assert isinstance(node, Ecu)
+            node = ecu_of(build_node(NodeKind.ECU, ecu_port, profile, settings, route=self.road,
+                                     schedule=schedule, new_frame=new_frame))
             self._stack = self._stack.pop_all()
         self.ecu = node
         self._peer = _PeerNode(peer_port, profile.app, node.brake)

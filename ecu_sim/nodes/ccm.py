@@ -29,6 +29,8 @@ driver's, and its pedal input does not time out while a controller drives.
 
 from __future__ import annotations
 
+from typing import Any
+
 import can
 
 from ecu_sim.bus.port import Port
@@ -54,6 +56,7 @@ BRAKE_DELAY_S = 1.0
 
 class Ccm(InputNode):
     source_option = "--speed-source"
+    CONTROLS = frozenset({"set_speed_kph", "cruise", "pedal_override"})
 
     def __init__(
         self,
@@ -106,6 +109,22 @@ class Ccm(InputNode):
         self.override = False
         #: a pedal pressed from the node's page (``--web``), a driver's pedal like the one on the bus
         self.pedal_override_pct: float | None = None
+
+    def take_control(self, name: str, value: Any) -> None:
+        """The page's set speed, cruise switch or pedal (a driver's pedal: the higher demand wins)."""
+        if name == "set_speed_kph":
+            self.set_speed_kph = value
+        elif name == "cruise":
+            self.engaged = value
+        elif name == "pedal_override":
+            self.pedal_override_pct = value
+        else:
+            super().take_control(name, value)
+
+    @property
+    def releases_on_stop(self) -> bool:
+        """A CCM that commands by TSC1 and XBR hands the engine and the brakes back."""
+        return self.commands is not None
 
     @property
     def cruise_active(self) -> bool:

@@ -12,6 +12,8 @@ also takes the brake demand (EBC1 brake pedal position, when the DBC has it), he
 
 from __future__ import annotations
 
+from typing import Any
+
 import can
 
 from ecu_sim.bus.port import Port
@@ -30,6 +32,8 @@ from ecu_sim.vehicle.model import TruckState
 
 
 class Ecu(InputNode):
+    CONTROLS = frozenset({"pedal_override"})
+
     def __init__(
         self,
         port: Port,
@@ -56,6 +60,12 @@ class Ecu(InputNode):
         self.powertrain = powertrain
         #: APP set from the node's page (``--web``) in place of the bus's, until released (None)
         self.pedal_override_pct: float | None = None
+
+    def take_control(self, name: str, value: Any) -> None:
+        """The page's pedal: the truck drives on it instead of the bus's APP until released (None)."""
+        if name != "pedal_override":
+            super().take_control(name, value)
+        self.pedal_override_pct = value
 
     @property
     def state(self) -> TruckState | Class6State:

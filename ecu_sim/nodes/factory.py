@@ -128,6 +128,20 @@ class Built:
         return "" if self.faults is None else f" | faults {self.faults.summary()}"
 
 
+def ecu_of(built: Built) -> Ecu:
+    """The ECU that :func:`build_node` built for ``NodeKind.ECU``: the factory alone knows the classes."""
+    if not isinstance(built.node, Ecu):
+        raise TypeError(f"built a {type(built.node).__name__}, not the ECU")
+    return built.node
+
+
+def ccm_of(built: Built) -> Ccm:
+    """The CCM that :func:`build_node` built for ``NodeKind.CCM``."""
+    if not isinstance(built.node, Ccm):
+        raise TypeError(f"built a {type(built.node).__name__}, not the CCM")
+    return built.node
+
+
 def hold_ticks(timeout_s: float, period_s: float) -> int:
     """Ticks that use an input value, counting the first: never a value older than the timeout."""
     return max(1, ticks_in(timeout_s, period_s))

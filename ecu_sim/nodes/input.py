@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from typing import Any
 
 import can
 
@@ -54,6 +55,8 @@ class InputNode:
 
     #: the option that restricts the input role to one source address
     source_option = "--app-source"
+    #: the person's controls (ecu_sim.runs.controls) this kind of node takes between ticks, by name
+    CONTROLS: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -213,6 +216,15 @@ class InputNode:
     def figures(self) -> tuple[Figure, ...]:
         """What the model holds: each node kind says its own; the base has no model of its own."""
         return ()
+
+    def take_control(self, name: str, value: Any) -> None:
+        """A checked control of :attr:`CONTROLS`, between two ticks; the base takes none."""
+        raise ValueError(f"{type(self).__name__} takes no control {name!r}")
+
+    @property
+    def releases_on_stop(self) -> bool:
+        """Whether the node commands others and hands them back before it stops; the base does not."""
+        return False
 
     def counter_figures(self) -> tuple[Figure, ...]:
         """The counters the status line shows, by name, for the signals file's counters group."""

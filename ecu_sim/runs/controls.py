@@ -34,13 +34,14 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import DTC_KIND, Fault, parse_fault
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built
 
 #: every control's name, in the order the page shows them
 NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record")
 RECORD_ACTIONS = ("start", "stop")
+#: the controls a kind of node takes (its CONTROLS), and which nodes they belong to, as a refusal says it
+OWNERS = {"set_speed_kph": "the CCM (ecu-sim ccm)", "cruise": "the CCM (ecu-sim ccm)",
+          "pedal_override": "the ECU and the CCM"}
 _SWITCH_WORDS = {"on": True, "off": False}
 
 
@@ -96,11 +97,9 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
     if "on" in body and name != "fault":
         raise ControlError(Refusal.MALFORMED, f"'on' belongs to a fault, not to {name}")
     value = body[name]
-    node = built.node
-    if name in ("set_speed_kph", "cruise") and not isinstance(node, Ccm):
+    if name in OWNERS and name not in built.node.CONTROLS:
         raise ControlError(Refusal.NOT_HERE,
-            f"{name} is a control of the CCM (ecu-sim ccm); this node is the "
-            f"{_kind(built)}")
+            f"{name} is a control of {OWNERS[name]}; this node is the {_kind(built)}")
     if name == "set_speed_kph":
         number = _number(name, value)
         if not speed.minimum <= number <= speed.maximum:
@@ -111,10 +110,6 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
     if name == "cruise":
         return Control(name, _switch(name, value))
     if name == "pedal_override":
-        if not isinstance(node, Ecu | Ccm):
-            raise ControlError(Refusal.NOT_HERE,
-                f"pedal_override is a control of the ECU and the CCM; this node is "
-                f"the {_kind(built)}")
         if value is None:
             return Control(name, None)
         number = _number(name, value)
@@ -186,15 +181,10 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
 
 def apply(control: Control, built: Built, tick: int) -> str | None:
     """Apply ``control`` before ``tick``; None when applied, else why it changed nothing."""
-    node = built.node
-    if control.name == "set_speed_kph" and isinstance(node, Ccm):
-        node.set_speed_kph = control.value
-    elif control.name == "cruise" and isinstance(node, Ccm):
-        node.engaged = control.value
-    elif control.name == "pedal_override" and isinstance(node, Ecu | Ccm):
-        node.pedal_override_pct = control.value
-    elif control.name == "fault":
+    if control.name == "fault":
         return _switch_fault(control.value, control.on, built, tick)
+    if control.name in built.node.CONTROLS:
+        built.node.take_control(control.name, control.value)
     return None
 
 

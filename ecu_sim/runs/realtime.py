@@ -242,11 +242,10 @@ def _release(built: Built, loop: TickLoop, recorder: Recorder | McapRecorder | N
     one more tick with its cruise off sends both with override disabled (mode 00), so neither
     is left to time it out (SPN 898 or 2920 FMI 9). The cruise-off is journaled as a control
     before that tick, so a replay repeats it."""
-    from ecu_sim.nodes.ccm import Ccm
     from ecu_sim.runs.controls import Control, apply
 
     node = built.node
-    if not isinstance(node, Ccm) or node.commands is None:
+    if not node.releases_on_stop:
         return
     control = Control("cruise", False)
     apply(control, built, node.tick_index)

@@ -41,7 +41,7 @@ from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.trace import CsvTrace, StateHashTrace
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.nodes.pedal import ConstantPedal
 from ecu_sim.runs import viewers
 from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
@@ -96,8 +96,7 @@ class Simulation:
         with self._stack:  # closes what was opened when building fails (e.g. a bad route file)
             built = build_node(NodeKind.ECU, port(profile.speed.frame_id), profile, settings,
                                route=load_vehicle_route(settings), schedule=schedule, new_frame=frame)
-            assert isinstance(built.node, Ecu)
-            self.ecu: Ecu = built.node
+            self.ecu: Ecu = ecu_of(built)
             #: the fault injector in front of the ECU's transmitter, when the settings give faults
             self.faults: FaultInjector | None = built.faults
             self.ccm: Ccm | None = None
@@ -105,9 +104,8 @@ class Simulation:
             watched: list[tuple[str, Ecu | Ccm]] = [("ecu", self.ecu)]
             if driver.kind == "ccm":
                 ccm_settings = own_period(settings, profile)
-                ccm = build_node(NodeKind.CCM, port(profile.app.frame_id), profile, ccm_settings,
-                                 route=load_ccm_road(settings), new_frame=frame).node
-                assert isinstance(ccm, Ccm)
+                ccm = ccm_of(build_node(NodeKind.CCM, port(profile.app.frame_id), profile, ccm_settings,
+                                        route=load_ccm_road(settings), new_frame=frame))
                 self.ccm = ccm
                 nodes.append(slower(ccm, ccm_settings, settings))
                 watched.append(("ccm", ccm))
