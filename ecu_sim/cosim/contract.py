@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 from cantools.database.can import Message
 
 from ecu_sim.codec.profile import Profile
-from ecu_sim.nodes.factory import SPN_BRAKE_PEDAL_POSITION, spn_codec
+from ecu_sim.nodes.factory import SPN_BRAKE_PEDAL_POSITION
+from ecu_sim.nodes.identifiers import spn_codec
 from ecu_sim.powertrain.engine_frames import find_messages
 
 

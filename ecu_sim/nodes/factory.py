@@ -18,25 +18,23 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from cantools.database.can import Message as CanMessage
-
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter, new_message, uses_kernel_timer
 from ecu_sim.codec.driver import DriverRoles
 from ecu_sim.codec.profile import SPN_ACCELERATOR_PEDAL_POSITION_1, SPN_WHEEL_BASED_VEHICLE_SPEED, Profile
 from ecu_sim.codec.role import RoleCodec
-from ecu_sim.codec.spn import first_carrier
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
-from ecu_sim.j1939.ids import from_source, source_address_of
+from ecu_sim.j1939.ids import source_address_of
 from ecu_sim.member.part import NetworkPart, build_network
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.commands import Commands, command_codecs
 from ecu_sim.nodes.driver import Driver, Message
 from ecu_sim.nodes.driver_demand import DriverDemand
 from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.identifiers import own_id, own_message_id, sent_from, spn_codec
 from ecu_sim.nodes.preview import build_preview
 from ecu_sim.pedals.reading import PedalSource
 from ecu_sim.powertrain.build import build_powertrain, hosted_messages
@@ -85,22 +83,22 @@ class NodeKind(enum.Enum):
         class6 = settings.vehicle.preset == "class6"
         if self is NodeKind.ECU and class6 and settings.j1939.network == POWERTRAIN:
             hosted = [frame_id for _, _, frame_id in hosted_messages(profile, settings)]
-            return list(dict.fromkeys([_own(profile.speed, settings), *hosted]))
+            return list(dict.fromkeys([own_id(profile.speed, settings), *hosted]))
         if self is NodeKind.ECU and settings.vehicle.preset == "class6":
-            engine = [_own_message(m, settings) for m, _ in find_messages(profile.database,
+            engine = [own_message_id(m, settings) for m, _ in find_messages(profile.database,
                                                                           profile.speed.is_j1939)]
-            return list(dict.fromkeys([_own(profile.speed, settings), *engine]))
+            return list(dict.fromkeys([own_id(profile.speed, settings), *engine]))
         if self is NodeKind.CCM and settings.ccm.command == "tsc1":
-            tsc1, xbr = command_codecs(profile.database, source_address_of(_own(profile.app, settings)))
-            return [_own(profile.app, settings), tsc1.frame_id, xbr.frame_id]
+            tsc1, xbr = command_codecs(profile.database, source_address_of(own_id(profile.app, settings)))
+            return [own_id(profile.app, settings), tsc1.frame_id, xbr.frame_id]
         if self is NodeKind.CCM and settings.vehicle.preset == "class6":
             brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
-            return list(dict.fromkeys([_own(profile.app, settings),
-                                       *([] if brake is None else [_own(brake, settings)])]))
+            return list(dict.fromkeys([own_id(profile.app, settings),
+                                       *([] if brake is None else [own_id(brake, settings)])]))
         if self is not NodeKind.DRIVER:
-            return [_own(self.sends(profile), settings)]
+            return [own_id(self.sends(profile), settings)]
         sa = settings.driver.driver_source
-        ids = [_from(profile.app, sa), *(_from(c, sa) for c in DriverRoles.of(profile).present())]
+        ids = [sent_from(profile.app, sa), *(sent_from(c, sa) for c in DriverRoles.of(profile).present())]
         return list(dict.fromkeys(ids))  # one message may carry several of the driver's signals
 
     @property
@@ -267,7 +265,7 @@ def _engine_frames(port: Port, profile: Profile, settings: Settings,
     """A class6 ECU's engine and transmission messages, each with its own transmitter."""
     return EngineFrames.build(
         profile.database, profile.speed.is_j1939, settings.run.resolved_period_s,
-        lambda m: Transmitter(port, _own_message(m, settings), m.is_extended_frame, new_frame))
+        lambda m: Transmitter(port, own_message_id(m, settings), m.is_extended_frame, new_frame))
 
 
 def _ccm_extras(port: Port, profile: Profile, settings: Settings, new_frame: FrameFactory) -> tuple[
@@ -278,7 +276,7 @@ def _ccm_extras(port: Port, profile: Profile, settings: Settings, new_frame: Fra
     gears = (current, selected) if current is not None and selected is not None else None
     brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
     output = (None if brake is None else
-              (brake, Transmitter(port, _own(brake, settings), brake.is_extended_id, new_frame)))
+              (brake, Transmitter(port, own_id(brake, settings), brake.is_extended_id, new_frame)))
     return gears, output
 
 
@@ -288,42 +286,10 @@ def _ccm_commands(port: Port, profile: Profile, settings: Settings,
     (a counter changes every frame, which the kernel's timer cannot do); else None."""
     if settings.ccm.command != "tsc1":
         return None
-    tsc1, xbr = command_codecs(profile.database, source_address_of(_own(profile.app, settings)))
+    tsc1, xbr = command_codecs(profile.database, source_address_of(own_id(profile.app, settings)))
     return Commands.build(tsc1, Transmitter(port, tsc1.frame_id, tsc1.is_extended_id, new_frame),
                           xbr, Transmitter(port, xbr.frame_id, xbr.is_extended_id, new_frame),
                           settings.run.resolved_period_s)
-
-
-def spn_codec(profile: Profile, spn: int) -> RoleCodec | None:
-    """A codec for the DBC's signal with J1939 ``spn`` (its first), or None when the DBC has none."""
-    found = first_carrier(profile.database, spn)
-    if found is None:
-        return None
-    return RoleCodec(found.message, found.signal, is_j1939=profile.speed.is_j1939)
-
-
-def _own(codec: RoleCodec, settings: Settings) -> int:
-    """``codec``'s identifier as the node sends it: from ``[j1939] address`` / ``--address`` when
-    given (the address it claims is the one its frames carry), else as the DBC has it."""
-    address = settings.j1939.address
-    return codec.frame_id if address is None or not codec.is_j1939 else _from(codec, address)
-
-
-def _own_message(message: CanMessage, settings: Settings) -> int:
-    """A DBC message's identifier as the node sends it: a 29-bit one from ``--address`` when given."""
-    address = settings.j1939.address
-    if address is None or not message.is_extended_frame:
-        return int(message.frame_id)
-    return from_source(message.frame_id, address)
-
-
-def _from(codec: RoleCodec, source: int) -> int:
-    """``codec``'s identifier sent from ``source``; the driver needs its own address to be told apart."""
-    if not codec.is_j1939:
-        raise ConfigError(f"the driver sends {codec.message_name} under its own J1939 source address, "
-                          "but that message is not a J1939 parameter group in the DBC "
-                          '(BA_ "VFrameFormat" ... 3 or BA_ "ProtocolType" "J1939")')
-    return from_source(codec.frame_id, source)
 
 
 def _driver_messages(port: Port, profile: Profile, settings: Settings, tx_mode: str,
@@ -335,7 +301,7 @@ def _driver_messages(port: Port, profile: Profile, settings: Settings, tx_mode: 
     for name in ("brake", "resume", "cancel"):
         codec = getattr(roles, name)
         if codec is not None:
-            by_frame.setdefault(_from(codec, settings.driver.driver_source), []).append((name, codec))
+            by_frame.setdefault(sent_from(codec, settings.driver.driver_source), []).append((name, codec))
     messages = []
     for frame_id, signals in by_frame.items():
         cycle_ms = signals[0][1].message.cycle_time
