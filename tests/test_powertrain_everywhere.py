@@ -65,7 +65,7 @@ def test_a_cosim_peers_tsc1_frame_acts_in_the_tick_it_is_given_for() -> None:
     with Stepper(settings, profile, load_vehicle_route(settings)) as stepper:
         names = [e.name for e in stepper.contract.outputs]
         stepper.step(50, (80.0, math.nan, 0.0))  # every claim stands
-        controller = stepper.ecu.powertrain.controls if stepper.ecu.powertrain else None
+        controller = stepper.ecu.powertrain.commanded if stepper.ecu.powertrain else None
         assert controller is not None and controller.engine_request.controller == 0x00
         outputs, sent = stepper.step(3, (80.0, math.nan, 0.0),
                                      (Frame(tsc1.arbitration_id, bytes(tsc1.data), offset=2),))
@@ -80,11 +80,11 @@ def test_a_cosim_peers_xbr_frame_acts_in_the_tick_it_is_given_for() -> None:
     xbr = command(profile.database, "XBR", 0, {2914: 2, 2915: 2, 2916: 2}, {2920: -2.0})
     with Stepper(settings, profile, load_vehicle_route(settings)) as stepper:
         stepper.step(50, (80.0, math.nan, 0.0))  # every claim stands
-        controls = stepper.ecu.powertrain.controls if stepper.ecu.powertrain else None
-        assert controls is not None and controls.brake_output is not None
-        assert controls.brake_output.controller == 0x0B
+        commanded = stepper.ecu.powertrain.commanded if stepper.ecu.powertrain else None
+        assert commanded is not None and commanded.brake_output is not None
+        assert commanded.brake_output.controller == 0x0B
         stepper.step(3, (80.0, math.nan, 0.0), (Frame(xbr.arbitration_id, bytes(xbr.data), offset=2),))
-        assert controls.brake_output.controller == 0x2A and controls.brake_output.foundation_pct > 0.0
+        assert commanded.brake_output.controller == 0x2A and commanded.brake_output.foundation_pct > 0.0
 
 
 CAMPAIGN = """

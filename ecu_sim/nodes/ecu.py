@@ -94,12 +94,14 @@ class Ecu(InputNode):
             else:
                 self.brake_held.update(value, self.tick_index, brake.source_address(msg.arbitration_id))
             return
-        if self.powertrain is not None:
-            kind = self.powertrain.receive(msg)
+        powertrain = self.powertrain
+        if powertrain is not None:
+            kind = powertrain.commanded.receive(msg)
             if kind is not None:  # a command: taken, or counted as invalid
                 if kind:
                     self.invalid[kind] += 1
                 return
+            powertrain.hear(msg)
         super().handle_other(msg)
 
     def prepare(self) -> None:
@@ -109,7 +111,7 @@ class Ecu(InputNode):
             app = 0.0 if held is None else held
             if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
                 # the commands of the tick before: steady ones are taken as prepared
-                self.vehicle.prepare(app, self.brake_demand_pct, self.powertrain.command())
+                self.vehicle.prepare(app, self.brake_demand_pct, self.powertrain.commanded.command)
             else:
                 self.vehicle.prepare(app, self._brake_demand())
 
@@ -148,8 +150,9 @@ class Ecu(InputNode):
         """The commands decide before the truck steps (tick 0 too, which has no interval to step):
         the driver's brake demand goes to the brakes, which apply it or an XBR's."""
         driver_brake = self._brake_demand()
-        command = powertrain.decide(vehicle.state, self.app_pct, self._app_source(), driver_brake, transmit)
-        self.brake_demand_pct = powertrain.brake_pct(driver_brake)
+        commanded = powertrain.commanded
+        command = commanded.decide(vehicle.state, self.app_pct, self._app_source(), driver_brake, transmit)
+        self.brake_demand_pct = commanded.brake_pct(driver_brake)
         if self.tick_index:
             vehicle.step(self.app_pct, self.brake_demand_pct, command)
 

@@ -20,9 +20,10 @@ from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
-from ecu_sim.powertrain.commanded import TSC1_MODE, XBR_DEMAND, Commanded, CommandIntake
+from ecu_sim.powertrain.commanded import Commanded, Hold
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
 from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
+from ecu_sim.powertrain.intake import TSC1_MODE, XBR_DEMAND, CommandIntake
 from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
 from ecu_sim.powertrain.network import Latest, Powertrain
 from ecu_sim.powertrain.retarder import Retarder
@@ -103,9 +104,10 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     cruise = node_attributes(profile.database, app_senders).get("address")
     all_messages = [m for ms in messages.values() for m in ms]
     others = {role: part for role, part in parts.items() if role != "engine"}
-    controls = _controls(profile, hosted, settings, model, period, parts["engine"].network.address)
+    commanded = _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
+                           cruise, {role: part.hold for role, part in parts.items()})
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, cruise, latest, controls)
+                      every_ticks(speed.message, period), model, cruise, latest, commanded)
 
 
 def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
@@ -115,8 +117,9 @@ def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
     return RoleCodec(message, signal, is_j1939=is_j1939 and signal.length >= 8)
 
 
-def _controls(profile: Profile, hosted: Mapping[str, Member], settings: Settings, model: Class6Model,
-              period_s: float, own_address: int) -> Commanded:
+def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Settings, model: Class6Model,
+               period_s: float, own_address: int, cruise_address: int | None,
+               holds: Mapping[str, Hold]) -> Commanded:
     """The commands the DBC addresses to the hosted nodes (by their identifiers' destinations):
     TSC1 to the engine and to the retarder, XBR to the brakes, each with its control function."""
     accepted = settings.j1939.accepted_tsc1_sources()
@@ -142,4 +145,4 @@ def _controls(profile: Profile, hosted: Mapping[str, Member], settings: Settings
                                                           accepted=accepted)),
         None if brakes is None else (brakes, BrakeController(period_s, p.max_brake_decel_g * p.gravity_mps2,
                                                              own_address=brakes.destination)),
-        own_address)
+        own_address, model, cruise_address, holds)

@@ -1,41 +1,24 @@
-"""Received TSC1 and XBR frames, checked and decoded for the powertrain's control functions.
+"""What the powertrain obeys: the received commands and the control functions they drive.
 
-A command moves the truck, so a frame counts only when its counter and checksum hold
-(:mod:`ecu_sim.j1939.checksum`); one that fails is dropped and counted by kind in the ECU's
-``invalid`` counters. The fields are read where the DBC puts them, found by their J1939 SPNs,
-from the raw bits: a command's two-bit modes use all four values, so J1939's "error" and "not
-available" readings of a parameter do not apply to them.
+A checked TSC1 or XBR frame (:mod:`ecu_sim.powertrain.intake`) goes straight to its control
+function; at each tick the functions decide, before the truck steps, the engine's and the
+retarder's torque and the foundation brakes' demand, and their lost senders' DTCs go into the
+hosted nodes' DM1. What CCVS1 says of cruise is decided here too, from what the engine obeys.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
 
 import can
-from cantools.database.can import Message
 
-from ecu_sim.codec.integrity import integrity_of
-from ecu_sim.codec.spn import SignalLayout, spn_signals
-from ecu_sim.j1939.checksum import Integrity, Verdict
-from ecu_sim.j1939.ids import destination_of, pgn_of, source_address_of
-from ecu_sim.powertrain.brake_control import (
-    BrakeController,
-    BrakeOutput,
-    Ebi,
-    XbrAdmission,
-    XbrCommand,
-    XbrMode,
-)
-from ecu_sim.powertrain.engine_control import (
-    EngineRequest,
-    Override,
-    TorqueMode,
-    Tsc1Admission,
-    Tsc1Arbiter,
-    Tsc1Command,
-)
+from ecu_sim.j1939.dm import Dtc
+from ecu_sim.powertrain.brake_control import BrakeController, BrakeOutput, XbrAdmission
+from ecu_sim.powertrain.engine_control import EngineRequest, TorqueMode, Tsc1Admission, Tsc1Arbiter
+from ecu_sim.powertrain.intake import CommandIntake, tsc1_command, xbr_command
 from ecu_sim.powertrain.retarder import Retarder, RetarderOutput
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.engine import EngineCommand
@@ -43,98 +26,24 @@ from ecu_sim.vehicle.engine import EngineCommand
 log = logging.getLogger(__name__)
 #: a control function's tick: each carries the DTCs it holds active
 _Output = TypeVar("_Output", EngineRequest, BrakeOutput, RetarderOutput)
-
-#: TSC1 SPNs: override mode, priority, requested speed, torque, fractional torque, rate, purpose, counter
-TSC1_MODE, TSC1_PRIORITY, TSC1_SPEED, TSC1_TORQUE = 695, 897, 898, 518
-TSC1_FRACTION, TSC1_RATE, TSC1_PURPOSE, TSC1_COUNTER = 4191, 3349, 3350, 4206
-#: XBR SPNs: acceleration demand, EBI mode, priority, control mode, urgency, counter
-XBR_DEMAND, XBR_EBI, XBR_PRIORITY, XBR_MODE, XBR_URGENCY, XBR_COUNTER = 2920, 2914, 2915, 2916, 4818, 3189
-#: the highest raw values of a 16-bit and an 8-bit parameter (FAFFh, FAh): above them J1939 says
-#: error or not available, and TSC1 uses these very values to say "no speed" or "no torque"
-_MAX_16, _MAX_8 = 0xFAFF, 0xFA
-_CHECK_FAILURES: Final = {Verdict.BAD_CHECKSUM: "checksum", Verdict.BAD_COUNTER: "counter"}
+#: a hosted node's DM1 taking the DTCs its control functions hold active
+Hold = Callable[[frozenset[Dtc]], None]
+#: a checked frame to its control function: "" when taken, else the kind it counts as
+_Taker = Callable[[CommandIntake, int, bytes], str]
+#: what a TSC1's control function says of a frame it acts on
+_TAKEN: Final = frozenset({Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED})
 
 
-def fields_of(message: Message) -> dict[int, SignalLayout]:
-    """The message's little-endian signals by SPN (J1939 puts every command field in Intel order)."""
-    layouts = [(spn, SignalLayout.of(signal)) for spn, signal in spn_signals(message)]
-    return {spn: layout for spn, layout in layouts if layout.is_little_endian}
+class CruiseState(enum.IntEnum):
+    """SPN 527 cruise control states (CCVS1): those the engine can tell from what it obeys."""
+
+    OFF = 0
+    HOLD = 1
+    ACCELERATOR_OVERRIDE = 6
 
 
-class CommandIntake:
-    """One command message (TSC1, TSC1 to the retarder, XBR) to one destination: the frames that
-    pass their integrity check, decoded; the rest counted under ``name``."""
-
-    def __init__(self, message: Message, destination: int, name: str) -> None:
-        integrity = integrity_of(message)
-        if integrity is None:
-            raise ValueError(f"{message.name} has no counter and checksum signals")
-        self.integrity: Integrity = integrity
-        self.pgn = pgn_of(message.frame_id)
-        self.destination = destination
-        self.name = name
-        self.fields: Mapping[int, SignalLayout] = fields_of(message)
-        self.length = message.length
-
-    def matches(self, arbitration_id: int) -> bool:
-        """A frame of this command to this destination (J1939 receivers match by PGN)."""
-        return pgn_of(arbitration_id) == self.pgn and destination_of(arbitration_id) == self.destination
-
-    def check(self, arbitration_id: int, payload: bytes) -> str | None:
-        """None when the frame may act, else the kind it is counted as (``tsc1_checksum``)."""
-        if len(payload) < self.length:
-            return f"{self.name}_short_frame"
-        failure = _CHECK_FAILURES.get(self.integrity.verify(arbitration_id, payload))
-        return None if failure is None else f"{self.name}_{failure}"
-
-    def raw(self, spn: int, payload: bytes) -> int | None:
-        found = self.fields.get(spn)
-        return None if found is None else found.raw(payload)
-
-    def value(self, spn: int, raw: int) -> float:
-        return self.fields[spn].value(raw)
-
-
-def tsc1_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> Tsc1Command:
-    """A checked TSC1 frame as the arbiter takes it: speed None when FAFFh or above, torque None
-    when FAh or above (the standard's "speed limit only" and "torque limit only")."""
-    raw = intake.raw
-    speed = raw(TSC1_SPEED, payload)
-    torque = raw(TSC1_TORQUE, payload)
-    fraction = raw(TSC1_FRACTION, payload)
-    torque_pct = None
-    if torque is not None and torque < _MAX_8:
-        torque_pct = intake.value(TSC1_TORQUE, torque)
-        if fraction is not None and fraction <= 7:
-            torque_pct += intake.value(TSC1_FRACTION, fraction)
-    counter = raw(TSC1_COUNTER, payload)
-    rate = raw(TSC1_RATE, payload)
-    purpose = raw(TSC1_PURPOSE, payload)
-    return Tsc1Command(
-        source=source_address_of(arbitration_id), mode=Override(raw(TSC1_MODE, payload) or 0),
-        priority=raw(TSC1_PRIORITY, payload) or 0,
-        speed_rpm=None if speed is None or speed >= _MAX_16 else intake.value(TSC1_SPEED, speed),
-        torque_pct=torque_pct, rate_code=7 if rate is None else rate,
-        purpose=31 if purpose is None else purpose,
-        counter=None if counter is None or counter == 0xF else counter)
-
-
-def xbr_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> XbrCommand | None:
-    """A checked XBR frame as the brakes take it; None when it asks for braking with a demand
-    that is not available. A release (control mode 00) asks for nothing, so it acts whatever its
-    demand says (its acceleration is then 0)."""
-    raw = intake.raw
-    mode_raw = raw(XBR_MODE, payload) or 0
-    mode = XbrMode(mode_raw) if mode_raw <= XbrMode.MAXIMUM else XbrMode.DISABLED
-    demand = raw(XBR_DEMAND, payload)
-    accel = None if demand is None or demand > _MAX_16 else intake.value(XBR_DEMAND, demand)
-    if accel is None and mode is not XbrMode.DISABLED:
-        return None
-    ebi = raw(XBR_EBI, payload)
-    return XbrCommand(source=source_address_of(arbitration_id), accel_mps2=0.0 if accel is None else accel,
-                      ebi=Ebi(ebi) if ebi is not None and ebi <= Ebi.INTEGRATED else Ebi.INTEGRATED,
-                      priority=raw(XBR_PRIORITY, payload) or 0, mode=mode,
-                      counter=raw(XBR_COUNTER, payload))
+def _verdict(intake: CommandIntake, taken: bool) -> str:
+    return "" if taken else f"{intake.name}_refused"
 
 
 class Commanded:
@@ -150,14 +59,33 @@ class Commanded:
 
     def __init__(self, period_s: float, engine: tuple[CommandIntake, Tsc1Arbiter] | None,
                  retarder: tuple[CommandIntake, Retarder] | None,
-                 brakes: tuple[CommandIntake, BrakeController] | None, own_address: int) -> None:
+                 brakes: tuple[CommandIntake, BrakeController] | None, own_address: int,
+                 model: Class6Model, cruise_address: int | None, holds: Mapping[str, Hold]) -> None:
+        """``cruise_address``: where the cruise control's APP comes from (its demand while it
+        drives, unless it commands by TSC1); ``holds``: each hosted node's DM1, by role, which
+        takes the DTCs its control function holds active."""
         self.period_s = period_s
         self.engine = engine
         self.retarder = retarder
         self.brakes = brakes
+        self.model = model
+        self._cruise_address = cruise_address
+        self._holds = holds
+        #: each command's intake and what takes its checked frames, in the order they are matched
+        self._takers: tuple[tuple[CommandIntake, _Taker], ...] = tuple(
+            (pair[0], taker) for pair, taker in ((engine, self._take_tsc1), (retarder, self._take_retarder),
+                                                 (brakes, self._take_xbr)) if pair is not None)
         self.engine_request = EngineRequest(None, None, TorqueMode.NO_REQUEST, own_address, frozenset())
         self.retarder_output: RetarderOutput | None = None
         self.brake_output: BrakeOutput | None = None
+        #: the newest command: what a step prepared ahead of the deadline assumes
+        self.command = EngineCommand()
+        #: the driver's brake demand the newest decision was made with
+        self.driver_brake_pct = 0.0
+        #: what CCVS1 says of cruise, from what the engine obeys
+        self.cruise = CruiseState.OFF
+        #: cruise took the engine and was not cancelled since (the driver's pedal may override it)
+        self._engaged = False
         self._logged: set[str] = set()
         #: the transmitted ticks decided so far: the tick the control functions stamp and age by
         self.heard_ticks = 0
@@ -167,37 +95,78 @@ class Commanded:
 
     def receive(self, msg: can.Message) -> str | None:
         """None: not a command; "": taken; else the kind of ``invalid`` the frame counts as."""
-        tick = self.heard_ticks
+        if not msg.is_extended_id:
+            return None
         arbitration_id = msg.arbitration_id
-        for pair in (self.engine, self.retarder, self.brakes):
-            if pair is None or not pair[0].matches(arbitration_id):
-                continue
-            intake, function = pair
-            payload = bytes(msg.data)
-            failure = intake.check(arbitration_id, payload)
-            if failure is not None:
-                return failure
-            if isinstance(function, BrakeController):
-                command = xbr_command(intake, arbitration_id, payload)
-                if command is None:
-                    return f"{intake.name}_not_available"
-                taken = function.receive(tick, command) is XbrAdmission.ACCEPTED
-            elif isinstance(function, Retarder):
-                admission = function.receive(tick, tsc1_command(intake, arbitration_id, payload))
-                taken = admission in (Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED)
-            else:
-                tsc1 = tsc1_command(intake, arbitration_id, payload)
-                self.tsc1_senders.add(tsc1.source)
-                admission = function.receive(tick, tsc1)
-                taken = admission in (Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED)
-            return "" if taken else f"{intake.name}_refused"
+        for intake, take in self._takers:
+            if intake.matches(arbitration_id):
+                payload = bytes(msg.data)
+                failure = intake.check(arbitration_id, payload)
+                if failure is not None:
+                    return failure
+                return take(intake, arbitration_id, payload)
         return None
 
-    def decide(self, state: Class6State, model: Class6Model, driver: TorqueMode,
+    def _take_tsc1(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
+        assert self.engine is not None
+        tsc1 = tsc1_command(intake, arbitration_id, payload)
+        self.tsc1_senders.add(tsc1.source)
+        return _verdict(intake, self.engine[1].receive(self.heard_ticks, tsc1) in _TAKEN)
+
+    def _take_retarder(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
+        assert self.retarder is not None
+        tsc1 = tsc1_command(intake, arbitration_id, payload)
+        return _verdict(intake, self.retarder[1].receive(self.heard_ticks, tsc1) in _TAKEN)
+
+    def _take_xbr(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
+        assert self.brakes is not None
+        command = xbr_command(intake, arbitration_id, payload)
+        if command is None:
+            return f"{intake.name}_not_available"
+        return _verdict(intake, self.brakes[1].receive(self.heard_ticks, command) is XbrAdmission.ACCEPTED)
+
+    def decide(self, state: Class6State, app_pct: float, app_source: int | None,
                driver_brake_pct: float, transmit: bool = True) -> EngineCommand:
-        """This tick's requests, before the truck steps: what the engine, the retarder and the
-        foundation brakes are to do (the brakes' share in :attr:`brake_output`). An overdue tick
-        (``transmit`` False) does not age the senders' timeouts."""
+        """This tick's commands, decided before the truck steps: the engine's and the retarder's
+        torque (returned), the foundation brakes' demand (:meth:`brake_pct`); the DTCs of lost
+        senders held in their node's DM1. An overdue tick (``transmit`` False) ages no timeout."""
+        # the cruise control's APP is its demand, unless it commands by TSC1 (then it is the pedal's)
+        cruise = (app_source is not None and app_source == self._cruise_address
+                  and app_source not in self.tsc1_senders)
+        driver = TorqueMode.NO_REQUEST
+        if app_pct > 0.0:
+            driver = TorqueMode.CRUISE if cruise else TorqueMode.PEDAL
+        command = self._requests(state, driver, driver_brake_pct, transmit)
+        self.cruise = self._cruise_after(self.engine_request.mode, driver_brake_pct)
+        self.driver_brake_pct = driver_brake_pct
+        self.command = command
+        self._hold("engine", self.engine_request.dtcs)
+        for role, output in (("brakes", self.brake_output), ("retarder", self.retarder_output)):
+            if output is not None:
+                self._hold(role, output.dtcs)
+        return command
+
+    def _hold(self, role: str, dtcs: frozenset[Dtc]) -> None:
+        hold = self._holds.get(role)
+        if hold is not None:
+            hold(dtcs)
+
+    def _cruise_after(self, mode: TorqueMode, driver_brake_pct: float) -> CruiseState:
+        """What CCVS1 says of cruise, from what the engine obeys: hold while cruise drives it (a
+        TSC1 of the cruise purpose, or the cruise control's APP); accelerator override while the
+        driver's pedal drives it after cruise did, until cruise drives again or is cancelled
+        (nothing drives, or the driver brakes)."""
+        if mode is TorqueMode.CRUISE:
+            self._engaged = True
+            return CruiseState.HOLD
+        if mode is not TorqueMode.PEDAL or driver_brake_pct > 0.0:
+            self._engaged = False
+        return CruiseState.ACCELERATOR_OVERRIDE if self._engaged else CruiseState.OFF
+
+    def _requests(self, state: Class6State, driver: TorqueMode, driver_brake_pct: float,
+                  transmit: bool) -> EngineCommand:
+        """What the engine, the retarder and the foundation brakes are to do (the brakes' share in
+        :attr:`brake_output`)."""
         tick = self.heard_ticks
         if transmit:
             self.heard_ticks += 1
@@ -210,7 +179,7 @@ class Commanded:
         if self.brakes is not None:
             controller = self.brakes[1]
             endurance = 0.0 if retarder is None else (retarder.available_nm(rpm)
-                                                      * model.retarder_decel_per_nm(state))
+                                                      * self.model.retarder_decel_per_nm(state))
             out = controller.step(tick, state.accel_mps2, driver_brake_pct, dt, endurance)
             self.brake_output = self._log(out, "xbr", "XBR to the brakes", "SPN 2920 FMI 9")
             selection, brakes_address = out.retarder_selection_pct, out.controller

@@ -10,7 +10,6 @@ while that node's claim stands.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Callable, Mapping
 
@@ -18,14 +17,12 @@ import can
 
 from ecu_sim.bus.port import Port
 from ecu_sim.member.part import NetworkPart
-from ecu_sim.powertrain.commanded import Commanded
-from ecu_sim.powertrain.engine_control import TorqueMode
+from ecu_sim.powertrain.commanded import Commanded, CruiseState
 from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage
 from ecu_sim.powertrain.members import FIRST_CONSTANT, Readings
 from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.drive import Driveline
-from ecu_sim.vehicle.engine import EngineCommand
 
 _RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
 _NA = math.nan
@@ -42,10 +39,10 @@ class Powertrain:
     def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
                  frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
                  model: Class6Model, cruise_address: int | None, latest: Latest,
-                 controls: Commanded) -> None:
+                 commanded: Commanded) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
         own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
-        control's APP comes from (its demand while it drives, unless it commands by TSC1)."""
+        control's APP comes from (CCVS1's enable switch while it is heard)."""
         self.port = port
         self.engine = engine
         self.others = dict(others)
@@ -67,7 +64,7 @@ class Powertrain:
         constants = {**_map_points(model), "reference_nm": self._reference, "idle_rpm": p.idle_rpm,
                      "idle_torque_pct": self._idle_torque_pct, "high_idle_rpm": p.governed_rpm,
                      "clutch_switch": 0.0, "set_speed_kph": _NA, "parking_brake": 0.0,
-                     "relative_speed_kph": 0.0, **_retarder_map(controls)}
+                     "relative_speed_kph": 0.0, **_retarder_map(commanded)}
         self._constants = tuple(constants[name] for name in Readings._fields[FIRST_CONSTANT:])
         #: the brakes' and the retarder's fields without such a node: not available
         self._no_brakes = (_NA, _NA, self._brake_limit, _NA, 0.0, 0.0)
@@ -75,76 +72,22 @@ class Powertrain:
         #: the newest readings, which a request for a message not sent yet is answered from
         self.latest = latest
         #: the received commands and what they ask of the engine, retarder and brakes
-        self.controls = controls
-        self._command = EngineCommand()
-        self._driver_brake_pct = 0.0
-        #: cruise took the engine and was not cancelled since (the driver's pedal may override it)
-        self._engaged = False
-        self._cruise = CruiseState.OFF
+        self.commanded = commanded
         #: the tick up to which the cruise control's EEC2 was heard (its APP held)
         self._cruise_heard_until = -1
 
-    def receive(self, msg: can.Message) -> str | None:
-        """A frame for the hosted nodes: a command is checked and taken ("" when it acts, else the
-        kind of ``invalid`` it counts as); the other nodes' network layers keep what is theirs and
-        the frame goes on to the engine's (None)."""
-        if not msg.is_extended_id:
-            return None
-        kind = self.controls.receive(msg)
-        if kind is not None:
-            return kind
-        for receive in self._receivers:
-            receive(msg)
-        return None
-
-    def decide(self, state: Class6State, app_pct: float, app_source: int | None,
-               driver_brake_pct: float, transmit: bool = True) -> EngineCommand:
-        """This tick's commands, decided before the truck steps: the engine's and the retarder's
-        torque (returned), the foundation brakes' demand (:meth:`brake_pct`); the DTCs of lost
-        senders held in their node's DM1. An overdue tick (``transmit`` False) ages no timeout."""
-        controls = self.controls
-        # the cruise control's APP is its demand, unless it commands by TSC1 (then it is the pedal's)
-        cruise = (app_source is not None and app_source == self._cruise_address
-                  and app_source not in controls.tsc1_senders)
-        driver = TorqueMode.NO_REQUEST
-        if app_pct > 0.0:
-            driver = TorqueMode.CRUISE if cruise else TorqueMode.PEDAL
-        command = controls.decide(state, self.model, driver, driver_brake_pct, transmit)
-        self._cruise = self._cruise_after(controls.engine_request.mode, driver_brake_pct)
-        self._driver_brake_pct = driver_brake_pct
-        self._command = command
-        self.engine.hold(controls.engine_request.dtcs)
-        for role, output in (("brakes", controls.brake_output), ("retarder", controls.retarder_output)):
-            part = self.others.get(role)
-            if part is not None and output is not None:
-                part.hold(output.dtcs)
-        return command
-
-    def _cruise_after(self, mode: TorqueMode, driver_brake_pct: float) -> CruiseState:
-        """What CCVS1 says of cruise, from what the engine obeys: hold while cruise drives it (a
-        TSC1 of the cruise purpose, or the cruise control's APP); accelerator override while the
-        driver's pedal drives it after cruise did, until cruise drives again or is cancelled
-        (nothing drives, or the driver brakes)."""
-        if mode is TorqueMode.CRUISE:
-            self._engaged = True
-            return CruiseState.HOLD
-        if mode is not TorqueMode.PEDAL or driver_brake_pct > 0.0:
-            self._engaged = False
-        return CruiseState.ACCELERATOR_OVERRIDE if self._engaged else CruiseState.OFF
+    def hear(self, msg: can.Message) -> None:
+        """A frame that is not a command: the other nodes' network layers keep what is theirs (the
+        engine's is the ECU's own)."""
+        if msg.is_extended_id:
+            for receive in self._receivers:
+                receive(msg)
 
     def heard_app(self, source: int | None, until: int) -> None:
         """An APP frame from ``source``, held up to tick ``until``: from the cruise control's
         address, a cruise control is heard (CCVS1's enable switch)."""
         if source is not None and source == self._cruise_address:
             self._cruise_heard_until = until
-
-    def command(self) -> EngineCommand:
-        """The newest command: what a step prepared ahead of the deadline assumes."""
-        return self._command
-
-    def brake_pct(self, driver_brake_pct: float) -> float:
-        """The foundation brakes' demand this tick (the driver's with no brakes node)."""
-        return self.controls.brake_pct(driver_brake_pct)
 
     def measure(self, tick: int, driveline: Driveline, state: Class6State, app_pct: float,
                 app_source: int | None) -> Readings:
@@ -158,23 +101,24 @@ class Powertrain:
         drag = self.model.engine.motoring.at(rpm)  # indicated torque: the motoring drag added back
         gear = state.gear
         shifting = gear != state.selected
-        cruise = self._cruise
+        commanded = self.commanded
+        cruise = commanded.cruise
         active = 0.0 if cruise is CruiseState.OFF else 1.0
         enable = 1.0 if active or tick < self._cruise_heard_until else 0.0
-        request = self.controls.engine_request
+        request = commanded.engine_request
         driven = request.controller == self.engine.network.address and app_pct > 0.0
         controller = float(app_source if driven and app_source is not None else request.controller)
-        retarder = self.controls.retarder_output
-        brakes = self.controls.brake_output
+        retarder = commanded.retarder_output
+        brakes = commanded.brake_output
         full = self.model.engine.full.at(rpm)
         output_rpm = state.speed_mps * self._output_rpm_per_mps
         ratio = p.gear_ratios[gear - 1]
         lockup = 1.0 if gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm else 0.0
-        driver_brake = self._driver_brake_pct
+        driver_brake = commanded.driver_brake_pct
         # the brake switches are the driver's pedal's (an ACC watching them cancels on them); the
         # foundation brakes' use is whatever applies them, an XBR too
         switch = 1.0 if driver_brake > 0.0 else 0.0
-        braking = 1.0 if self.controls.brake_pct(driver_brake) > 0.0 else 0.0
+        braking = 1.0 if commanded.brake_pct(driver_brake) > 0.0 else 0.0
         variable = (
             gear, state.selected, rpm, (state.engine_nm - drag) * scale, (state.demand_nm - drag) * scale,
             *driveline[5:],
@@ -244,12 +188,12 @@ _RETARDER_POINTS = (("retarder_idle_rpm", "retarder_idle_pct"),
                     ("retarder_peak_rpm", "retarder_peak_pct"))
 
 
-def _retarder_map(controls: Commanded) -> dict[str, float]:
+def _retarder_map(commanded: Commanded) -> dict[str, float]:
     """RC's retarder map, each point's braking torque in percent of the reference torque
     (negative), and the reference itself; not available without a retarder."""
-    if controls.retarder is None:
+    if commanded.retarder is None:
         return {name: _NA for pair in _RETARDER_POINTS for name in pair} | {"retarder_reference_nm": _NA}
-    retarder = controls.retarder[1]
+    retarder = commanded.retarder[1]
     reference, points = retarder.reference_nm, retarder.points
     peak = max(points, key=lambda point: point[1])
     between = [point for point in points[1:-1] if point != peak][:2]
@@ -259,14 +203,6 @@ def _retarder_map(controls: Commanded) -> dict[str, float]:
                                                    strict=True):
         found[rpm_name], found[pct_name] = rpm, -torque * 100.0 / reference
     return found
-
-
-class CruiseState(enum.IntEnum):
-    """SPN 527 cruise control states (CCVS1): those the engine can tell from what it obeys."""
-
-    OFF = 0
-    HOLD = 1
-    ACCELERATOR_OVERRIDE = 6
 
 
 class Latest:
