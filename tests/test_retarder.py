@@ -35,7 +35,7 @@ def test_without_a_request_the_retarder_is_off() -> None:
 
 def test_tsc1_to_the_retarder_brakes_with_the_requested_percent_of_the_reference() -> None:
     retarder = Retarder(TICK_S)
-    retarder.receive(0, braking(-50.0))
+    retarder.admit(0, braking(-50.0))
     out = retarder.step(0, 2400.0, TICK_S)
     assert out.torque_nm == pytest.approx(-0.5 * retarder.reference_nm)
     assert out.actual_pct == pytest.approx(-50.0)
@@ -44,7 +44,7 @@ def test_tsc1_to_the_retarder_brakes_with_the_requested_percent_of_the_reference
 
 def test_the_retarder_brakes_within_its_map() -> None:
     retarder = Retarder(TICK_S)
-    retarder.receive(0, braking(-100.0))
+    retarder.admit(0, braking(-100.0))
     out = retarder.step(0, 1000.0, TICK_S)
     assert out.torque_nm == -retarder.available_nm(1000.0)
     assert out.actual_pct == out.max_available_pct > out.intended_pct
@@ -52,7 +52,7 @@ def test_the_retarder_brakes_within_its_map() -> None:
 
 def test_a_positive_torque_request_does_not_drive_the_engine() -> None:
     retarder = Retarder(TICK_S)
-    retarder.receive(0, braking(30.0))
+    retarder.admit(0, braking(30.0))
     assert retarder.step(0, 1800.0, TICK_S).torque_nm == 0.0
 
 
@@ -65,14 +65,14 @@ def test_the_brakes_endurance_share_is_a_share_of_what_the_map_gives_now() -> No
 
 def test_the_stronger_of_tsc1_and_the_brakes_share_brakes() -> None:
     retarder = Retarder(TICK_S)
-    retarder.receive(0, braking(-20.0))
+    retarder.admit(0, braking(-20.0))
     out = retarder.step(0, 2400.0, TICK_S, selection_pct=80.0, brakes_address=0x0B)
     assert out.torque_nm == pytest.approx(-0.8 * retarder.available_nm(2400.0))
 
 
 def test_tsc1_to_the_retarder_times_out_after_five_periods_of_50_ms() -> None:
     retarder = Retarder(TICK_S)
-    retarder.receive(0, braking(-50.0))  # the standard rate to a retarder: 50 ms
+    retarder.admit(0, braking(-50.0))  # the standard rate to a retarder: 50 ms
     assert retarder.step(25, 2000.0, TICK_S).torque_nm < 0.0
     lost = retarder.step(26, 2000.0, TICK_S)
     assert lost.torque_nm == 0.0 and lost.dtcs

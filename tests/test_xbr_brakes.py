@@ -48,7 +48,7 @@ class Rig:
         state = self.state or self.model.initial(80.0)
         for _ in range(round(seconds / TICK_S)):
             if xbr is not None:
-                self.brakes.receive(self.tick, XbrCommand(xbr.source, xbr.accel_mps2, xbr.ebi, xbr.priority,
+                self.brakes.admit(self.tick, XbrCommand(xbr.source, xbr.accel_mps2, xbr.ebi, xbr.priority,
                                                           xbr.mode, self.tick % 16))
             per_nm = self.model.retarder_decel_per_nm(state)
             endurance = self.retarder.available_nm(state.engine_rpm) * per_nm
@@ -132,15 +132,15 @@ def test_override_disabled_releases_the_brakes() -> None:
 
 def test_the_higher_priority_sender_wins() -> None:
     brakes = BrakeController(TICK_S, MAX_DECEL)
-    brakes.receive(0, XbrCommand(ACC, -1.0, Ebi.FOUNDATION_ONLY, 2))
-    brakes.receive(0, XbrCommand(0x27, -3.0, Ebi.FOUNDATION_ONLY, 0))
+    brakes.admit(0, XbrCommand(ACC, -1.0, Ebi.FOUNDATION_ONLY, 2))
+    brakes.admit(0, XbrCommand(0x27, -3.0, Ebi.FOUNDATION_ONLY, 0))
     assert brakes.step(0, 0.0, 0.0, TICK_S).controller == 0x27
 
 
 def test_a_repeated_counter_is_refused_and_counted() -> None:
     brakes = BrakeController(TICK_S, MAX_DECEL)
-    brakes.receive(0, XbrCommand(ACC, -1.0, counter=4))
-    assert brakes.receive(1, XbrCommand(ACC, -3.0, counter=4)) is XbrAdmission.REPEATED
+    brakes.admit(0, XbrCommand(ACC, -1.0, counter=4))
+    assert brakes.admit(1, XbrCommand(ACC, -3.0, counter=4)) is XbrAdmission.REPEATED
     assert brakes.repeated == 1
 
 
@@ -151,7 +151,7 @@ def test_a_lost_stream_releases_the_brakes_raises_the_dtc_and_refuses_for_a_whil
     lost = rig.outputs[-1]
     assert (lost.foundation_pct, lost.state) == (0.0, SystemState.NONE_ACCEPTED)
     assert lost.dtcs == frozenset({TIMEOUT_DTC})
-    assert rig.brakes.receive(rig.tick, XbrCommand(ACC, -2.0)) is XbrAdmission.REFUSED_STATE
+    assert rig.brakes.admit(rig.tick, XbrCommand(ACC, -2.0)) is XbrAdmission.REFUSED_STATE
 
 
 def test_the_stream_survives_five_missed_periods() -> None:

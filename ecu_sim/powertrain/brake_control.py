@@ -128,7 +128,7 @@ class _Stream:
 
 
 class BrakeController:
-    """The brakes' XBR handling: :meth:`receive` for each frame, :meth:`step` each tick."""
+    """The brakes' XBR handling: :meth:`admit` for each command, :meth:`step` each tick."""
 
     def __init__(self, period_s: float, max_decel_mps2: float, *, own_address: int = 0x0B,
                  accepted: frozenset[int] | None = None, gains: LoopGains | None = None) -> None:
@@ -149,7 +149,7 @@ class BrakeController:
         self.repeated = 0
         self.unaccepted = 0
 
-    def receive(self, tick: int, command: XbrCommand) -> XbrAdmission:
+    def admit(self, tick: int, command: XbrCommand) -> XbrAdmission:
         if self.accepted is not None and command.source not in self.accepted:
             self.unaccepted += 1
             return XbrAdmission.UNACCEPTED_SOURCE

@@ -111,19 +111,19 @@ class Commanded:
         assert self.engine is not None
         tsc1 = tsc1_command(intake, arbitration_id, payload)
         self.tsc1_senders.add(tsc1.source)
-        return _verdict(intake, self.engine[1].receive(self.heard_ticks, tsc1) in _TAKEN)
+        return _verdict(intake, self.engine[1].admit(self.heard_ticks, tsc1) in _TAKEN)
 
     def _take_retarder(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
         assert self.retarder is not None
         tsc1 = tsc1_command(intake, arbitration_id, payload)
-        return _verdict(intake, self.retarder[1].receive(self.heard_ticks, tsc1) in _TAKEN)
+        return _verdict(intake, self.retarder[1].admit(self.heard_ticks, tsc1) in _TAKEN)
 
     def _take_xbr(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
         assert self.brakes is not None
         command = xbr_command(intake, arbitration_id, payload)
         if command is None:
             return f"{intake.name}_not_available"
-        return _verdict(intake, self.brakes[1].receive(self.heard_ticks, command) is XbrAdmission.ACCEPTED)
+        return _verdict(intake, self.brakes[1].admit(self.heard_ticks, command) is XbrAdmission.ACCEPTED)
 
     def decide(self, state: Class6State, app_pct: float, app_source: int | None,
                driver_brake_pct: float, transmit: bool = True) -> EngineCommand:

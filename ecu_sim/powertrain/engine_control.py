@@ -141,7 +141,7 @@ class Governor:
 
 
 class Tsc1Arbiter:
-    """The engine's TSC1 arbitration; call :meth:`receive` for each frame, :meth:`arbitrate` each tick."""
+    """The engine's TSC1 arbitration; :meth:`admit` for each command, :meth:`arbitrate` each tick."""
 
     def __init__(self, period_s: float, *, own_address: int = 0x00, accepted: frozenset[int] | None = None,
                  governor: Governor | None = None, missed_periods: int = MISSED_PERIODS,
@@ -168,7 +168,7 @@ class Tsc1Arbiter:
     def timeout_ticks(self, command: Tsc1Command) -> int:
         return max(1, ticks_in(self.missed_periods * self.declared_period_s(command), self.period_s))
 
-    def receive(self, tick: int, command: Tsc1Command) -> Tsc1Admission:
+    def admit(self, tick: int, command: Tsc1Command) -> Tsc1Admission:
         """Take one decoded frame (its checksum already verified) heard in ``tick``."""
         if self.accepted is not None and command.source not in self.accepted:
             self.unaccepted += 1

@@ -59,9 +59,9 @@ class Retarder:
         """What the map absorbs at ``rpm`` (positive), linear between its points, flat beyond."""
         return self._map.at(rpm)
 
-    def receive(self, tick: int, command: Tsc1Command) -> Tsc1Admission:
+    def admit(self, tick: int, command: Tsc1Command) -> Tsc1Admission:
         """A TSC1 to the retarder (its rate field's standard is 50 ms), and the arbiter's verdict."""
-        return self.arbiter.receive(tick, command)
+        return self.arbiter.admit(tick, command)
 
     def step(self, tick: int, engine_rpm: float, dt_s: float, selection_pct: float = 0.0,
              brakes_address: int | None = None) -> RetarderOutput:
