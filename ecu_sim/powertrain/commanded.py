@@ -136,7 +136,15 @@ class Commanded:
         driver = TorqueMode.NO_REQUEST
         if app_pct > 0.0:
             driver = TorqueMode.CRUISE if cruise else TorqueMode.PEDAL
-        command = self._requests(state, driver, driver_brake_pct, transmit)
+        tick = self.heard_ticks
+        if transmit:
+            self.heard_ticks += 1
+        if self.engine is not None:
+            request = self.engine[1].arbitrate(tick, state.engine_rpm, self.period_s, driver)
+            self.engine_request = self._log(request, "tsc1", "TSC1 to the engine", "SPN 898 FMI 9")
+        request = self.engine_request
+        command = EngineCommand(request.torque_pct, request.limit_pct,
+                                self._brake_and_retard(tick, state, driver_brake_pct))
         self.cruise = self._cruise_after(self.engine_request.mode, driver_brake_pct)
         self.driver_brake_pct = driver_brake_pct
         self.command = command
@@ -163,33 +171,23 @@ class Commanded:
             self._engaged = False
         return CruiseState.ACCELERATOR_OVERRIDE if self._engaged else CruiseState.OFF
 
-    def _requests(self, state: Class6State, driver: TorqueMode, driver_brake_pct: float,
-                  transmit: bool) -> EngineCommand:
-        """What the engine, the retarder and the foundation brakes are to do (the brakes' share in
-        :attr:`brake_output`)."""
-        tick = self.heard_ticks
-        if transmit:
-            self.heard_ticks += 1
+    def _brake_and_retard(self, tick: int, state: Class6State, driver_brake_pct: float) -> float:
+        """The brakes' and the retarder's tick (the brakes' share in :attr:`brake_output`); the
+        retarder's braking torque, which the engine's command carries."""
         rpm, dt = state.engine_rpm, self.period_s
-        if self.engine is not None:
-            self.engine_request = self._log(self.engine[1].arbitrate(tick, rpm, dt, driver), "tsc1",
-                                            "TSC1 to the engine", "SPN 898 FMI 9")
         retarder = None if self.retarder is None else self.retarder[1]
         selection, brakes_address = 0.0, None
         if self.brakes is not None:
-            controller = self.brakes[1]
             endurance = 0.0 if retarder is None else (retarder.available_nm(rpm)
                                                       * self.model.retarder_decel_per_nm(state))
-            out = controller.step(tick, state.accel_mps2, driver_brake_pct, dt, endurance)
+            out = self.brakes[1].step(tick, state.accel_mps2, driver_brake_pct, dt, endurance)
             self.brake_output = self._log(out, "xbr", "XBR to the brakes", "SPN 2920 FMI 9")
             selection, brakes_address = out.retarder_selection_pct, out.controller
-        retarder_nm = 0.0
-        if retarder is not None:
-            self.retarder_output = self._log(retarder.step(tick, rpm, dt, selection, brakes_address),
-                                             "retarder", "TSC1 to the retarder", "SPN 898 FMI 9")
-            retarder_nm = self.retarder_output.torque_nm
-        request = self.engine_request
-        return EngineCommand(request.torque_pct, request.limit_pct, retarder_nm)
+        if retarder is None:
+            return 0.0
+        self.retarder_output = self._log(retarder.step(tick, rpm, dt, selection, brakes_address),
+                                         "retarder", "TSC1 to the retarder", "SPN 898 FMI 9")
+        return self.retarder_output.torque_nm
 
     def brake_pct(self, driver_brake_pct: float) -> float:
         """The foundation brakes' demand: the brakes' output, the driver's without brakes to ask."""
