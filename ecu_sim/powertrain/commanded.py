@@ -11,7 +11,8 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Callable, Mapping
-from typing import Final, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
 
 import can
 
@@ -28,10 +29,23 @@ log = logging.getLogger(__name__)
 _Output = TypeVar("_Output", EngineRequest, BrakeOutput, RetarderOutput)
 #: a hosted node's DM1 taking the DTCs its control functions hold active
 Hold = Callable[[frozenset[Dtc]], None]
-#: a checked frame to its control function: "" when taken, else the kind it counts as
-_Taker = Callable[[CommandIntake, int, bytes], str]
-#: what a TSC1's control function says of a frame it acts on
-_TAKEN: Final = frozenset({Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED})
+#: what the control functions say of a frame they act on
+_TSC1_TAKEN: Final = frozenset({Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED})
+_XBR_TAKEN: Final = frozenset({XbrAdmission.ACCEPTED})
+Command = TypeVar("Command")
+Verdict = TypeVar("Verdict")
+
+
+@dataclass(frozen=True)
+class Route(Generic[Command, Verdict]):
+    """A command's way from its frames to its control function: the intake that checks them, the
+    decoder (None: a demand that is not available), the function's admit and its verdicts that
+    mean the frame acts."""
+
+    intake: CommandIntake
+    decode: Callable[[CommandIntake, int, bytes], Command | None]
+    admit: Callable[[int, Command], Verdict]
+    taken: frozenset[Verdict]
 
 
 class CruiseState(enum.IntEnum):
@@ -40,10 +54,6 @@ class CruiseState(enum.IntEnum):
     OFF = 0
     HOLD = 1
     ACCELERATOR_OVERRIDE = 6
-
-
-def _verdict(intake: CommandIntake, taken: bool) -> str:
-    return "" if taken else f"{intake.name}_refused"
 
 
 class Commanded:
@@ -71,10 +81,14 @@ class Commanded:
         self.model = model
         self._cruise_address = cruise_address
         self._holds = holds
-        #: each command's intake and what takes its checked frames, in the order they are matched
-        self._takers: tuple[tuple[CommandIntake, _Taker], ...] = tuple(
-            (pair[0], taker) for pair, taker in ((engine, self._take_tsc1), (retarder, self._take_retarder),
-                                                 (brakes, self._take_xbr)) if pair is not None)
+        #: each command's way to its control function, in the order frames are matched
+        routes: list[Route[Any, Any]] = []
+        for pair in (engine, retarder):
+            if pair is not None:
+                routes.append(Route(pair[0], tsc1_command, pair[1].admit, _TSC1_TAKEN))
+        if brakes is not None:
+            routes.append(Route(brakes[0], xbr_command, brakes[1].admit, _XBR_TAKEN))
+        self._routes = tuple(routes)
         self.engine_request = EngineRequest(None, None, TorqueMode.NO_REQUEST, own_address, frozenset())
         self.retarder_output: RetarderOutput | None = None
         self.brake_output: BrakeOutput | None = None
@@ -89,41 +103,31 @@ class Commanded:
         self._logged: set[str] = set()
         #: the transmitted ticks decided so far: the tick the control functions stamp and age by
         self.heard_ticks = 0
-        #: the addresses a TSC1 to the engine came from: such a controller's own EEC2 carries the
-        #: driver's pedal (its sensor's), not its demand
-        self.tsc1_senders: set[int] = set()
 
     def receive(self, msg: can.Message) -> str | None:
         """None: not a command; "": taken; else the kind of ``invalid`` the frame counts as."""
         if not msg.is_extended_id:
             return None
         arbitration_id = msg.arbitration_id
-        for intake, take in self._takers:
+        for route in self._routes:
+            intake = route.intake
             if intake.matches(arbitration_id):
                 payload = bytes(msg.data)
                 failure = intake.check(arbitration_id, payload)
                 if failure is not None:
                     return failure
-                return take(intake, arbitration_id, payload)
+                command = route.decode(intake, arbitration_id, payload)
+                if command is None:
+                    return f"{intake.name}_not_available"
+                taken = route.admit(self.heard_ticks, command) in route.taken
+                return "" if taken else f"{intake.name}_refused"
         return None
 
-    def _take_tsc1(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
-        assert self.engine is not None
-        tsc1 = tsc1_command(intake, arbitration_id, payload)
-        self.tsc1_senders.add(tsc1.source)
-        return _verdict(intake, self.engine[1].admit(self.heard_ticks, tsc1) in _TAKEN)
-
-    def _take_retarder(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
-        assert self.retarder is not None
-        tsc1 = tsc1_command(intake, arbitration_id, payload)
-        return _verdict(intake, self.retarder[1].admit(self.heard_ticks, tsc1) in _TAKEN)
-
-    def _take_xbr(self, intake: CommandIntake, arbitration_id: int, payload: bytes) -> str:
-        assert self.brakes is not None
-        command = xbr_command(intake, arbitration_id, payload)
-        if command is None:
-            return f"{intake.name}_not_available"
-        return _verdict(intake, self.brakes[1].admit(self.heard_ticks, command) is XbrAdmission.ACCEPTED)
+    @property
+    def tsc1_senders(self) -> set[int]:
+        """The addresses a TSC1 to the engine came from: such a controller's own EEC2 carries the
+        driver's pedal (its sensor's), not its demand."""
+        return set() if self.engine is None else self.engine[1].senders
 
     def decide(self, state: Class6State, app_pct: float, app_source: int | None,
                driver_brake_pct: float, transmit: bool = True) -> EngineCommand:

@@ -160,6 +160,9 @@ class Tsc1Arbiter:
         self.unaccepted = 0
         self.repeated = 0
         self.skipped = 0
+        #: every address a checked TSC1 came from, accepted or not: such a controller's own EEC2
+        #: carries the driver's pedal (its sensor's), not its demand
+        self.senders: set[int] = set()
 
     def declared_period_s(self, command: Tsc1Command) -> float:
         """The period the sender declared (SPN 3349): the destination's standard for code 7."""
@@ -170,6 +173,7 @@ class Tsc1Arbiter:
 
     def admit(self, tick: int, command: Tsc1Command) -> Tsc1Admission:
         """Take one decoded frame (its checksum already verified) heard in ``tick``."""
+        self.senders.add(command.source)
         if self.accepted is not None and command.source not in self.accepted:
             self.unaccepted += 1
             return Tsc1Admission.UNACCEPTED_SOURCE
