@@ -5,7 +5,7 @@ python-can's ``virtual`` interface deep-copies every frame and passes it through
 handed to the other members' deques by reference. That is safe because a transmitter builds a
 fresh ``can.Message`` for every send and nobody mutates a frame after sending or receiving it,
 and because one thread ticks every node, so no lock is needed. Runs on it are bit-identical to
-runs on python-can's virtual bus (tests/test_simulation_link.py).
+runs on python-can's virtual bus (tests/runs/test_simulation_link.py).
 """
 
 from __future__ import annotations

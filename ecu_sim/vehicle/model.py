@@ -17,7 +17,7 @@ force never divides by zero.
 Only operations IEEE 754 rounds correctly (+, -, *, /, sqrt) are used, never a transcendental
 function (sin, atan, exp, ...): libm implementations differ in the last bit between processors
 and library versions, and the model's result must be the same bits on an x86-64 PC, an ARMv7
-BeagleBone and an ARMv8 Raspberry Pi. tests/test_model.py checks that no such call creeps in.
+BeagleBone and an ARMv8 Raspberry Pi. tests/vehicle/test_model.py checks that no such call creeps in.
 """
 
 from __future__ import annotations

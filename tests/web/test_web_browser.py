@@ -1,0 +1,183 @@
+"""The node's page in a real browser: Debian's chromium, headless, driven by Selenium through
+Debian's chromium-driver, against real ``ecu-sim`` processes on a private bus.
+
+What the page does is checked where it has an effect: on the bus (a python-can listener of the
+test decodes the CCM's frames with the profile's DBC) and in a replay of what it downloaded.
+Without the browser the tests skip on a developer's machine, and fail under CI (``CI=true``),
+where scripts/setup-dev installs it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.role import Invalid
+from tests.conftest import HANG_S, Node, Udp
+from tests.helpers.webnode import Page, replay_download
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("aiohttp", reason="the web extra (aiohttp) is not installed")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (the test extra) is not installed")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+ARGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--window-size=1400,1000")
+
+
+@pytest.fixture
+def downloads(tmp_path: Path) -> Path:
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def browser(downloads: Path) -> Iterator[Any]:
+    """Headless chromium; missing, a skip with what to install (a failure under CI)."""
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        message = (f"the page's browser tests need {CHROMIUM} and {CHROMEDRIVER}: apt-get install chromium "
+                   "chromium-driver (scripts/setup-dev does as root)")
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ARGS:
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior",
+                           {"behavior": "allow", "downloadPath": str(downloads)})
+    driver.set_script_timeout(HANG_S)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def ccm(start: Callable[..., Node], udp: Udp) -> Page:
+    """A CCM at 90 km/h with its page, and an ECU at 80 km/h on a flat road: the CCM presses the pedal."""
+    start(*udp.args(), "--grade", "0", "--initial-speed", "80")
+    return Page(start("ccm", *udp.args(), "--set-speed", "90", "--web", "0"))
+
+
+def until(condition: Callable[[], Any], what: str) -> Any:
+    """The first true value of ``condition``, polled; the hang guard bounds it."""
+    give_up = time.monotonic() + HANG_S
+    while not (value := condition()):
+        assert time.monotonic() < give_up, f"{what}: not seen within {HANG_S:g} s"
+        time.sleep(0.05)
+    return value
+
+
+def open_page(browser: Any, page: Page) -> None:
+    browser.get(page.url)
+    until(lambda: browser.execute_script("return window.ecuSim.chartPoints('speed')") is not None,
+          "the speed plot's first point")
+
+
+def click(browser: Any, element_id: str) -> None:
+    browser.find_element("id", element_id).click()
+
+
+def fill(browser: Any, element_id: str, text: str) -> None:
+    field = browser.find_element("id", element_id)
+    field.clear()
+    field.send_keys(text)
+
+
+class AppFrames:
+    """What the CCM's APP frames on the bus carried so far, decoded with the profile's DBC."""
+
+    def __init__(self, udp: Udp) -> None:
+        self._app = Profile.load("amp").app
+        self.bus = udp.bus()
+        self._values: list[float | Invalid] = []
+
+    def __call__(self) -> list[float | Invalid]:
+        while (msg := self.bus.recv(0.0)) is not None:
+            if self._app.matches(msg.arbitration_id, msg.is_extended_id):
+                self._values.append(self._app.decode(msg.data))
+        return self._values
+
+
+@pytest.fixture
+def heard(udp: Udp) -> Iterator[AppFrames]:
+    listener = AppFrames(udp)
+    try:
+        yield listener
+    finally:
+        listener.bus.shutdown()
+
+
+def test_the_page_loads_and_its_speed_plot_moves(browser: Any, ccm: Page) -> None:
+    open_page(browser, ccm)
+    first = browser.execute_script("return window.ecuSim.chartPoints('speed')")
+    until(lambda: browser.execute_script("return window.ecuSim.chartPoints('speed')") > first,
+          "a newer point on the speed plot")
+    assert browser.find_element("id", "node").text == "CCM"
+    assert browser.find_element("id", "connection").text == "live"
+
+
+def test_the_set_speed_set_in_the_page_is_what_the_ccm_drives_to_on_the_bus(
+        browser: Any, ccm: Page, heard: AppFrames) -> None:
+    """Below 90 km/h the CCM presses the pedal; a set speed of 60 km/h from the page, below the
+    truck's 80 km/h, makes the APP it sends on the bus fall to 0 %."""
+    open_page(browser, ccm)
+    until(lambda: any(isinstance(v, float) and v > 0.0 for v in heard()), "APP above 0 % on the bus")
+    fill(browser, "set-speed", "60")
+    click(browser, "set-speed-apply")
+    until(lambda: "applied" in browser.find_element("id", "message").text, "the page's answer")
+    ccm.state_when(lambda s: s["set_speed_kph"] == 60.0)
+    until(lambda: heard()[-3:] == [0.0, 0.0, 0.0], "APP 0 % on the bus")
+
+
+def test_a_fault_switched_in_the_page_shows_in_the_frames_on_the_bus(
+        browser: Any, ccm: Page, heard: AppFrames) -> None:
+    open_page(browser, ccm)
+    fill(browser, "fault", "not_available")
+    click(browser, "fault-on")
+    until(lambda: Invalid.NOT_AVAILABLE in heard(), "APP not available on the bus")
+    switched = len(heard())
+    click(browser, "fault-off")
+    until(lambda: [v for v in heard()[switched:] if isinstance(v, float)][-3:], "APP values again")
+
+
+def test_a_recording_made_in_the_page_downloads_and_replays_bit_for_bit(
+        browser: Any, ccm: Page, downloads: Path, tmp_path: Path) -> None:
+    open_page(browser, ccm)
+    click(browser, "record-start")
+    until(lambda: "recording since" in browser.find_element("id", "recording-state").text, "recording")
+    fill(browser, "set-speed", "84")
+    click(browser, "set-speed-apply")
+    started = ccm.state()["tick"]
+    ccm.state_when(lambda s: s["tick"] > started + 20)
+    click(browser, "record-stop")
+    link = until(lambda: (lambda e: e if e.is_displayed() else None)(browser.find_element("id", "download")),
+                 "the download link")
+    link.click()
+    zipped = until(lambda: [p for p in downloads.glob("*.zip")], "the downloaded recording")
+    until(lambda: not list(downloads.glob("*.crdownload")), "the download's end")
+    replayed = replay_download(zipped[0].read_bytes(), tmp_path / "replay")
+    assert replayed.returncode == 0, replayed.stderr
+    assert "bit for bit" in replayed.stdout
+    assert 'control {"set_speed_kph":84.0}' in next((tmp_path / "replay").glob("*.ticks")).read_text()
+
+
+def test_chromium_is_debians_own(browser: Any) -> None:
+    """The browser the tests drive is the distribution's, not one downloaded by a test tool."""
+    assert shutil.which("chromium") == CHROMIUM
+    assert browser.capabilities["browserName"] == "chrome"
