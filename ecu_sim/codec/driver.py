@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ecu_sim.codec.profile import Profile, _is_j1939_database
+from ecu_sim.codec.profile import Profile, is_j1939_database
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import optional_carrier
 from ecu_sim.errors import ConfigError
@@ -45,7 +45,7 @@ def _optional(profile: Profile, spn: int) -> RoleCodec | None:
     message, signal = found
     try:
         return RoleCodec(message, signal, is_j1939=message.protocol == "j1939" or
-                         _is_j1939_database(database))
+                         is_j1939_database(database))
     except ValueError as exc:
         raise ConfigError(f"{profile.dbc_path}: signal {message.name}.{signal.name} (SPN {spn}) "
                           f"cannot be sent by the driver: {exc}") from None

@@ -59,7 +59,7 @@ def available_profiles() -> list[str]:
     return sorted(e.name.removesuffix(".dbc") for e in entries if e.name.endswith(".dbc") and e.is_file())
 
 
-def _is_j1939_database(database: Database) -> bool:
+def is_j1939_database(database: Database) -> bool:
     """Vector-style J1939 databases may declare the protocol only at database level."""
     if database.dbc is None:
         return False
@@ -185,7 +185,7 @@ class Profile:
         else:
             where, database = _load_builtin(name)
             profile_name = name
-        j1939_db = _is_j1939_database(database)
+        j1939_db = is_j1939_database(database)
 
         codecs: dict[str, RoleCodec] = {}
         for role, override in (("speed", speed_signal), ("app", app_signal)):

@@ -21,6 +21,7 @@ import can
 from cantools.database.can import Database, Message
 
 from ecu_sim.bus.listener import Direction
+from ecu_sim.codec.profile import is_j1939_database
 from ecu_sim.j1939.ids import pgn_of, source_address_of
 from ecu_sim.nodes.figures import Counted, Figured, recorded
 from ecu_sim.runtime.loop import LATE_FRACTION, LoopStats
@@ -29,21 +30,15 @@ from ecu_sim.runtime.loop import LATE_FRACTION, LoopStats
 Numbers = Callable[[], Mapping[str, float]]
 
 
-def _is_j1939(database: Database, message: Message) -> bool:
-    if message.protocol == "j1939":
-        return True
-    attribute = database.dbc.attributes.get("ProtocolType") if database.dbc is not None else None
-    return attribute is not None and str(attribute.value).upper() == "J1939"
-
-
 class FrameDecoder:
     """Every message of the DBC by how it is matched: J1939 ones by PGN, the others by identifier."""
 
     def __init__(self, database: Database) -> None:
         self._by_pgn: dict[int, Message] = {}
         self._by_id: dict[tuple[int, bool], Message] = {}
+        j1939 = is_j1939_database(database)
         for message in database.messages:
-            if message.is_extended_frame and _is_j1939(database, message):
+            if message.is_extended_frame and (message.protocol == "j1939" or j1939):
                 self._by_pgn[pgn_of(message.frame_id)] = message
             self._by_id[(message.frame_id, message.is_extended_frame)] = message
 
