@@ -8,6 +8,7 @@ host-local bus. On any other address the controls need a token made at the start
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import ipaddress
 import logging
@@ -26,7 +27,7 @@ from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.io.recorder import Recorder
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind
-from ecu_sim.runs.controls import Control, ControlDesk, check
+from ecu_sim.runs.controls import ControlDesk, check
 from ecu_sim.runtime.loop import LoopStats, TickObserver
 from ecu_sim.settings.model import Settings
 
@@ -96,9 +97,7 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
                        marks=None if session is None else session.mark)
     publisher = Publisher(kind.value, built, view, stats, line, bus_state)
 
-    def checked(body: object) -> Control:
-        return check(body, built, profile.speed, period)
-
+    checked = functools.partial(check, built=built, speed=profile.speed, period_s=period)
     token = None if is_loopback(host) else secrets.token_urlsafe(18)
     access = Access(token, settings.run.web_read_needs_token)
     server = stack.enter_context(WebServer(host, port, publisher, desk, checked,
