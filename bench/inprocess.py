@@ -55,6 +55,7 @@ def startup_steps(port: int) -> None:
     args = parser.parse_args(["run", "--bus-kwargs", f"port={port}", "--log-level", "warning"])
     mark("parse arguments")
     from ecu_sim.cli import common
+    from ecu_sim.settings.values import bus_value
 
     settings = common.settings(args)
     mark("settings")
@@ -63,7 +64,7 @@ def startup_steps(port: int) -> None:
 
     settings, profile = prepare(settings)
     mark("load DBC profile")
-    port_bus = bus_options.open_bus(bus_options.resolve_bus_options(args, settings.bus))
+    port_bus = bus_options.open_bus(bus_options.resolve_bus_options(args, settings.bus, bus_value))
     mark("open bus")
     import can
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import can
@@ -50,13 +50,14 @@ def _python_can_configured() -> bool:
                 or can.util.load_file_config().get("interface"))
 
 
-def resolve_bus_options(args: argparse.Namespace,
-                        config: Mapping[str, str | int | bool]) -> argparse.Namespace:
+def resolve_bus_options(args: argparse.Namespace, config: Mapping[str, str],
+                        typed: Callable[[str, str], object]) -> argparse.Namespace:
     """Merge the command line over the ``[bus]`` config section; fill in the default bus.
 
     Returns a namespace for ``can.cli.create_bus_from_namespace``; the command line wins, then the
-    config file, then python-can's own configuration, then udp_multicast. ``config`` holds plain
-    values, typed by the settings (bit rates as integers, ``fd`` as a truth value).
+    config file, then python-can's own configuration, then udp_multicast. ``typed`` is the
+    settings' rule for a ``[bus]`` value python-can's namespace takes typed (a bit rate, ``fd``),
+    asked only for a value the command line does not override: the bus knows no settings.
     """
     ns = argparse.Namespace(**{k: v for k, v in vars(args).items()
                                if k in (*_NAMESPACE_KEYS, "bus_kwargs", "can_filters", "timing")})
@@ -70,9 +71,9 @@ def resolve_bus_options(args: argparse.Namespace,
     for key, value in config.items():
         if key in _NAMESPACE_KEYS:
             if key not in ns:
-                setattr(ns, key, value)
+                setattr(ns, key, typed(key, value))
         else:
-            extra[key] = can.util.cast_from_string(value) if isinstance(value, str) else value
+            extra[key] = can.util.cast_from_string(value)
     if extra:
         ns.bus_kwargs = {**extra, **getattr(ns, "bus_kwargs", {})}
     if "interface" not in ns:

@@ -19,7 +19,7 @@ from ecu_sim.bus import options as bus_options
 from ecu_sim.errors import ConfigError
 from ecu_sim.runs import j1939tool as tool
 from ecu_sim.runs.j1939tool import J1939Tool
-from ecu_sim.settings.values import source_address
+from ecu_sim.settings.values import bus_value, source_address
 
 ACTIONS = ("list", "dm1", "dm2", "ids", "clear")
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action != "list" and args.node is None:
         raise ConfigError(f"ecu-sim j1939 {args.action} needs the node's address, e.g. "
                           f"`ecu-sim j1939 {args.action} 0x00 --iface vcan0`")
-    options = bus_options.resolve_bus_options(args, {})
+    options = bus_options.resolve_bus_options(args, {}, bus_value)
     with bus_options.open_bus(options) as bus:
         client = tool.J1939Tool(bus)
         if args.action == "list":

@@ -39,6 +39,7 @@ from ecu_sim.runtime.probe import TickProbe
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.service.notify import Notifier
 from ecu_sim.settings.model import MCAP_FORMAT, Settings
+from ecu_sim.settings.values import bus_value
 from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule
 
@@ -81,7 +82,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     for fault in after_the_run(schedule.faults, settings.run.duration_s):
         log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
                     "not act", fault, fault.start_s, settings.run.duration_s)
-    options = bus_options.resolve_bus_options(args, settings.bus)
+    options = bus_options.resolve_bus_options(args, settings.bus, bus_value)
     plant_at = None
     if settings.run.plant is not None and kind is NodeKind.ECU:
         plant_at = parse_plant(settings.run.plant, settings.origins.get("run.plant", "given"))

@@ -24,7 +24,7 @@ from ecu_sim.faults.spec import parse_fault
 from ecu_sim.settings import sources
 from ecu_sim.settings.model import BUS_SECTION, SECTIONS, FaultSettings, Settings, locate
 from ecu_sim.settings.sources import Given
-from ecu_sim.settings.values import convert, parse_bool
+from ecu_sim.settings.values import convert
 
 
 def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Settings:
@@ -44,25 +44,11 @@ def build(found: Iterable[Given]) -> Settings:
     for value in found:  # in order of precedence: a later source replaces an earlier one
         given[value.section][value.key] = value
     parts = {name: _build(cls, name, given[name]) for name, cls in SECTIONS.items()}
-    bus = {key: _bus_value(value) for key, value in given[BUS_SECTION].items()}
+    bus = {key: str(value.raw) for key, value in given[BUS_SECTION].items()}
     origins = {value.dotted: value.origin for section in given.values() for value in section.values()}
     settings = Settings(bus=bus, origins=origins, **parts)
     _check_faults(settings.faults, origins)
     return settings
-
-
-def _bus_value(value: Given) -> str | int | bool:
-    """A ``[bus]`` value typed where python-can's namespace needs a type (bit rates, ``fd``); the
-    rest stay text, which python-can casts itself, so the bus options take plain values."""
-    raw = str(value.raw)
-    if value.key in ("bitrate", "data_bitrate"):
-        try:
-            return int(raw)
-        except ValueError:
-            raise ConfigError(f"[bus] {value.key} must be an integer in bit/s (got {raw!r})") from None
-    if value.key == "fd":
-        return parse_bool(raw, "[bus] fd", "in the configuration")
-    return raw
 
 
 def _check_faults(faults: FaultSettings, origins: Mapping[str, str]) -> None:

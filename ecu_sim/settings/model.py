@@ -294,7 +294,7 @@ class Settings:
     j1939: J1939Settings = field(default_factory=J1939Settings)
     ccm: CcmSettings = field(default_factory=CcmSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
-    bus: Mapping[str, str | int | bool] = field(default_factory=dict)
+    bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
     #: ``--period on the command line``, so checks made later can name it; defaults are absent
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)

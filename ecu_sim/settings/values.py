@@ -32,6 +32,19 @@ def parse_bool(raw: str, key: str, origin: str) -> bool:
     return TRUTH_WORDS[word]
 
 
+def bus_value(key: str, raw: str) -> str | int | bool:
+    """A ``[bus]`` value as python-can's bus options take it: bit rates as integers, ``fd`` as a
+    truth value, the rest as text (python-can casts its own keyword arguments)."""
+    if key in ("bitrate", "data_bitrate"):
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(f"[bus] {key} must be an integer in bit/s (got {raw!r})") from None
+    if key == "fd":
+        return parse_bool(raw, "[bus] fd", "in the configuration")
+    return raw
+
+
 def split_list(raw: str | Iterable[str]) -> tuple[str, ...]:
     """The items of a list: one per line or separated by ','; repeated options may hold several each."""
     pieces = [raw] if isinstance(raw, str) else list(raw)
