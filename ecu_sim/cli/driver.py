@@ -73,10 +73,10 @@ def run(args: argparse.Namespace) -> int:
     settings = common.settings(args)
     if settings.driver.device is not None:
         device.load_evdev()  # a missing extra is reported before anything is opened
-    return run_realtime(NodeKind.DRIVER, args, settings, open_controls, common.web_page(settings))
+    return run_realtime(NodeKind.DRIVER, args, settings, open_pedals, common.web_page(settings))
 
 
-def open_controls(settings: Settings) -> AbstractContextManager[PedalSource]:
+def open_pedals(settings: Settings) -> AbstractContextManager[PedalSource]:
     """The input device given, or the terminal's keys."""
     d = settings.driver
     if d.device is not None:

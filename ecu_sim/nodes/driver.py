@@ -1,6 +1,6 @@
 """The driver node: a person's pedal, brake and cruise buttons put on the bus, once a tick.
 
-It reads its controls (an input device, the keyboard, a test's script) at each tick without
+It reads its pedals and buttons (an input device, the keyboard, a test's script) at each tick without
 waiting and sends the accelerator pedal in the APP message under its own J1939 source address,
 so a receiver tells it from the cruise control module's APP. Where the DBC has them it also sends
 the brake pedal position and the cruise commands, each message at its own cycle time (a whole
@@ -51,34 +51,34 @@ class Driver(InputNode):
     source_option = "--speed-source"
 
     def __init__(self, port: Port, speed: RoleCodec, app: RoleCodec, output: Output,
-                 messages: tuple[Message, ...], controls: PedalSource, hold_ticks: int,
+                 messages: tuple[Message, ...], pedals: PedalSource, hold_ticks: int,
                  speed_source: int | None = None) -> None:
         super().__init__(port, speed, output, hold_ticks, speed_source)
         self.encode_app = app.encode
         self.messages = messages
         #: each message's turns: one that fell due on an overdue tick goes at the next sent tick
         self._schedules = tuple(Schedule(message.every_ticks) for message in messages)
-        self.controls_source = controls
-        self.controls = PedalReading()
+        self.pedals = pedals
+        self.reading = PedalReading()
         self.speed_kph: float | None = None
         #: buttons pressed -> frames of their message still to carry the press
         self._pressed: dict[str, int] = {}
 
     def tick(self, deadline: float, transmit: bool) -> None:
-        self.controls = controls = self.controls_source.read()
+        self.reading = reading = self.pedals.read()
         self.speed_kph = self.held.get(self.tick_index)
-        for name, on in (("resume", controls.resume), ("cancel", controls.cancel)):
+        for name, on in (("resume", reading.resume), ("cancel", reading.cancel)):
             if on:
                 self._pressed[name] = PRESS_FRAMES
         if transmit:
-            self.send(deadline, self.encode_app(controls.app_pct))
+            self.send(deadline, self.encode_app(reading.app_pct))
             for message, schedule in zip(self.messages, self._schedules, strict=True):
                 if schedule.due(self.tick_index):
                     message.output.send(self.tick_index, deadline, self._payload(message))
         self.finish_tick(self.speed_kph is None, transmit)
 
     def _payload(self, message: Message) -> bytes:
-        values = {"brake": self.controls.brake_pct}
+        values = {"brake": self.reading.brake_pct}
         for name, _ in message.signals:
             if name in ("resume", "cancel"):
                 left = self._pressed.get(name, 0)
@@ -87,8 +87,8 @@ class Driver(InputNode):
         return combined([codec.encode(values[name]) for name, codec in message.signals])
 
     def figures(self) -> tuple[Figure, ...]:
-        """The driver's controls, and the speed it hears once heard; a button only while pressed."""
-        c = self.controls
+        """The driver's pedals and buttons, and the speed it hears once heard; a button only while pressed."""
+        c = self.reading
         speed = self.speed_kph
         return (Figure("app_pct", "%", c.app_pct, shown="APP {:5.1f} %"),
                 Figure("brake_pct", "%", c.brake_pct, shown="brake {:5.1f} %"),

@@ -68,7 +68,7 @@ WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
 
 class NodeKind(enum.Enum):
     """Which node: the ECU sends speed and reads APP, the CCM the other way round; the driver
-    sends APP (and the brake and cruise commands) from a person's controls."""
+    sends APP (and the brake and cruise commands) from a person's pedals and buttons."""
 
     ECU = "ecu"
     CCM = "ccm"
@@ -148,14 +148,14 @@ def hold_ticks(timeout_s: float, period_s: float) -> int:
 def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings, *,
                route: GradeProfile | Terrain | None = None, schedule: FaultSchedule | None = None,
                tx_mode: str = "user", new_frame: FrameFactory = new_message,
-               plant: Plant | None = None, controls: PedalSource | None = None,
+               plant: Plant | None = None, pedals: PedalSource | None = None,
                switchable_faults: bool = False) -> Built:
     """The node ``kind`` on ``port``; ``route`` is the road the ECU drives: a
     grade profile or an elevation road for the testbed truck, an elevation road for ``class6``
     (``settings.vehicle.preset`` says which truck); for a predictive CCM the road it previews (the
     PI controller's CCM has none). ``plant`` is the testbed
     truck it integrates (default: the built-in model of ``settings.truck``; ``--plant``: another
-    program's). ``controls`` is the device the driver reads. ``switchable_faults``: faults may be
+    program's). ``pedals`` is the device the driver reads. ``switchable_faults``: faults may be
     switched while the node runs (``--web`` and its replay), so the injector is there even with
     none scheduled."""
     run = settings.run
@@ -204,10 +204,10 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
                    driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network,
                    preview=build_preview(settings, route), commands=commands)
     else:
-        if controls is None:
-            raise ValueError("a driver needs its controls")
+        if pedals is None:
+            raise ValueError("a driver needs its pedals")
         messages = _driver_messages(port, profile, settings, tx_mode, new_frame)
-        node = Driver(port, profile.speed, profile.app, output, messages, controls,
+        node = Driver(port, profile.speed, profile.app, output, messages, pedals,
                       hold_ticks(run.input_timeout_s(run.speed_timeout_s), period),
                       settings.profile.speed_source)
     return Built(node, transmitter, injector)

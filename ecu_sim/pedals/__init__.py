@@ -1,1 +1,1 @@
-"""The driver's controls read from the outside world: a Linux input device, or the terminal's keys."""
+"""The driver's pedals and buttons from the outside world: a Linux input device, the terminal's keys."""

@@ -108,7 +108,7 @@ class DeviceSource:
         self.device.close()
 
     def read(self) -> PedalReading:
-        """Take every queued event, then the controls: newest axis values, buttons held or tapped."""
+        """Take every queued event, then the reading: newest axis values, buttons held or tapped."""
         self._tapped.clear()
         while (event := self.device.read_one()) is not None:
             if event.type == self._ev_abs and event.code in self._raw:

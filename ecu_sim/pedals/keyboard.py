@@ -64,7 +64,7 @@ def decode(data: bytes) -> tuple[list[str], bytes]:
 
 
 class KeyPedal:
-    """The controls the keys have set so far: the pedal stays where it was stepped to."""
+    """The pedal and buttons the keys have set so far: the pedal stays where it was stepped to."""
 
     def __init__(self, step_pct: float, press_reads: int) -> None:
         self.step_pct = step_pct
@@ -86,12 +86,12 @@ class KeyPedal:
 
     def read(self) -> PedalReading:
         held = self._held
-        controls = PedalReading(self.app_pct, 100.0 if held["brake"] else 0.0, held["resume"] > 0,
-                            held["cancel"] > 0)
+        reading = PedalReading(self.app_pct, 100.0 if held["brake"] else 0.0, held["resume"] > 0,
+                               held["cancel"] > 0)
         for key, reads in held.items():
             if reads:
                 held[key] = reads - 1
-        return controls
+        return reading
 
 
 class TerminalKeys:
@@ -122,7 +122,7 @@ class TerminalKeys:
             self._saved = None
 
     def read(self) -> PedalReading:
-        """Take the keys typed since the last read (without waiting), then the controls."""
+        """Take the keys typed since the last read (without waiting), then the pedal and buttons."""
         while select.select([self.fd], [], [], 0.0)[0]:
             chunk = os.read(self.fd, 256)
             if not chunk:

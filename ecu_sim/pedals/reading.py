@@ -1,4 +1,4 @@
-"""What the driver does with the controls, as numbers the driver node sends: pedal, brake, buttons.
+"""What the driver does with the pedals and buttons, as numbers the driver node sends: pedal, brake, buttons.
 
 A source turns a device into :class:`PedalReading` when the node asks, once a tick, without waiting:
 the device's I/O stays at this edge, the node needs no thread, and a test gives the node a
@@ -13,7 +13,7 @@ from typing import Protocol
 
 @dataclass(frozen=True, slots=True)
 class PedalReading:
-    """The controls at one tick; a button is True while held and at the tick after a short tap."""
+    """The pedals and buttons at one tick; a button is True while held and at the tick after a short tap."""
 
     app_pct: float = 0.0
     brake_pct: float = 0.0
@@ -25,7 +25,7 @@ class PedalSource(Protocol):
     """A device the driver node reads once a tick."""
 
     def read(self) -> PedalReading:
-        """The controls now; never blocks, so a silent device cannot hold up the tick."""
+        """The pedals and buttons now; never blocks, so a silent device cannot hold up the tick."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,8 +46,8 @@ from ecu_sim.vehicle.route import GradeSchedule
 log = logging.getLogger("ecu_sim")
 
 
-#: opens the driver's controls once the settings are checked (a device, the terminal)
-OpenControls = Callable[[Settings], AbstractContextManager[PedalSource]]
+#: opens the driver's pedals once the settings are checked (a device, the terminal)
+OpenPedals = Callable[[Settings], AbstractContextManager[PedalSource]]
 
 
 class Page(Protocol):
@@ -64,7 +64,7 @@ class Page(Protocol):
 
 
 def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
-                 open_controls: OpenControls | None = None, page: Page | None = None) -> int:
+                 open_pedals: OpenPedals | None = None, page: Page | None = None) -> int:
     """Check everything that can be checked, open the bus, run the node; 0 when it stopped in order.
 
     ``page`` serves ``--web``; without it the setting is refused rather than silently ignored."""
@@ -96,7 +96,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
             settings = page.session_settings(settings, stack)
         if settings.record.file is not None:
             options = hear_own_frames(options)
-        controls = None if open_controls is None else stack.enter_context(open_controls(settings))
+        pedals = None if open_pedals is None else stack.enter_context(open_pedals(settings))
         first = tuned.bus_opener(lambda: _first_bus(options), probe)
         reopen = tuned.bus_opener(lambda: bus_options.open_bus(options), probe)
         port = stack.enter_context(Port(first(), own_ids=own_ids, reopen=reopen))
@@ -111,7 +111,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
-                           controls=controls, switchable_faults=settings.run.web is not None)
+                           pedals=pedals, switchable_faults=settings.run.web is not None)
         stats = LoopStats()
         web = page is not None and settings.run.web is not None
         view = (_view(kind, built, profile, stats, settings)

@@ -1,7 +1,7 @@
 """A rig: the real ECU, CCM and driver nodes on one private python-can virtual bus, in virtual time.
 
 Each node is built by :func:`ecu_sim.nodes.factory.build_node`, as ``ecu-sim run``, ``ecu-sim ccm``
-and ``ecu-sim driver`` build them, with its own port; the driver's controls are a script the test
+and ``ecu-sim driver`` build them, with its own port; the driver's pedals are a script the test
 sets between runs of the loop. The DBC is the ``j1939`` profile's, which carries the brake pedal
 position (EBC1, SPN 521) the brake rule needs.
 """
@@ -42,7 +42,7 @@ def dbc_with_brake(folder: Path) -> str:
 
 
 class Script:
-    """The driver's controls, set by the test; a tap holds a button for one read."""
+    """The driver's pedals and buttons, set by the test; a tap holds a button for one read."""
 
     def __init__(self) -> None:
         self.now = PedalReading()
@@ -52,9 +52,9 @@ class Script:
         self._taps.add(button)
 
     def read(self) -> PedalReading:
-        controls = dataclasses.replace(self.now, **{name: True for name in self._taps})
+        reading = dataclasses.replace(self.now, **{name: True for name in self._taps})
         self._taps.clear()
-        return controls
+        return reading
 
 
 class Rig:
@@ -80,7 +80,7 @@ class Rig:
         port = Port(bus, kind.frame_ids(self.profile, self.settings))
         route = load_route(self.settings) if kind is NodeKind.ECU else None
         return build_node(kind, port, self.profile, self.settings, route=route,
-                          controls=self.script).node
+                          pedals=self.script).node
 
     @property
     def ecu(self) -> Ecu:

@@ -163,7 +163,7 @@ class Bench:
         self.buses.append(bus)
         port = Port(bus, kind.frame_ids(self.profile, self.settings))
         route = load_route(self.settings) if kind is NodeKind.ECU else None
-        return build_node(kind, port, self.profile, self.settings, route=route, controls=self.script).node
+        return build_node(kind, port, self.profile, self.settings, route=route, pedals=self.script).node
 
     @property
     def ccm(self) -> Ccm:

@@ -51,7 +51,7 @@ class Wire:
         port = Port(self.bus, NodeKind.DRIVER.frame_ids(self.profile, self.settings))
         schedule = FaultSchedule(tuple(parse_fault(f) for f in faults), 0)
         self.node = build_node(NodeKind.DRIVER, port, self.profile, self.settings, schedule=schedule,
-                               controls=self.script).node
+                               pedals=self.script).node
         self.loop = TickLoop(VirtualClock(), self.settings.run.resolved_period_s, [self.node])
 
     def frames(self) -> list[can.Message]:
