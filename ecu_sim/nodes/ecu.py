@@ -63,9 +63,10 @@ class Ecu(InputNode):
 
     def take_control(self, name: str, value: Any) -> None:
         """The page's pedal: the truck drives on it instead of the bus's APP until released (None)."""
-        if name != "pedal_override":
+        if name == "pedal_override":
+            self.pedal_override_pct = value
+        else:
             super().take_control(name, value)
-        self.pedal_override_pct = value
 
     @property
     def state(self) -> TruckState | Class6State:
@@ -79,7 +80,7 @@ class Ecu(InputNode):
         """As any input node; with the powertrain, whether the cruise control's APP is heard."""
         powertrain = self.powertrain
         if powertrain is not None and self.codec_in.matches(msg.arbitration_id, msg.is_extended_id):
-            powertrain.heard_app(self.codec_in.source_address(msg.arbitration_id),
+            powertrain.commanded.heard_app(self.codec_in.source_address(msg.arbitration_id),
                                  self.tick_index + self.held.hold_ticks)
         super().handle(msg)
 

@@ -114,6 +114,7 @@ class Built:
     node: Ecu | Ccm | Driver
     transmitter: Transmitter
     faults: FaultInjector | None
+    kind: NodeKind
 
     def counters_text(self) -> str:
         return self.node.counters_text() + self._faults_text()
@@ -124,6 +125,13 @@ class Built:
 
     def _faults_text(self) -> str:
         return "" if self.faults is None else f" | faults {self.faults.summary()}"
+
+
+def kinds_taking(control: str) -> list[NodeKind]:
+    """The kinds of node that take a person's ``control`` (their ``CONTROLS``), in NodeKind's order."""
+    classes: dict[NodeKind, type[Ecu | Ccm | Driver]] = {NodeKind.ECU: Ecu, NodeKind.CCM: Ccm,
+                                                         NodeKind.DRIVER: Driver}
+    return [kind for kind, cls in classes.items() if control in cls.CONTROLS]
 
 
 def ecu_of(built: Built) -> Ecu:
@@ -210,7 +218,7 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
         node = Driver(port, profile.speed, profile.app, output, messages, pedals,
                       hold_ticks(run.input_timeout_s(run.speed_timeout_s), period),
                       settings.profile.speed_source)
-    return Built(node, transmitter, injector)
+    return Built(node, transmitter, injector, kind)
 
 
 def _network(kind: NodeKind, port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],

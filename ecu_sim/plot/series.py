@@ -28,9 +28,7 @@ from ecu_sim.faults.spec import Fault
 from ecu_sim.io import mcap_format
 from ecu_sim.io.recording import load
 from ecu_sim.io.signals import node_state
-from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.driver import Driver
-from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.figures import Figured
 from ecu_sim.runs import replay
 
 log = logging.getLogger(__name__)
@@ -151,7 +149,7 @@ def from_mcap(path: str) -> Series:
 class _Watch:
     """A tick observer of the replayed node: its state after each tick."""
 
-    def __init__(self, node: Ecu | Ccm | Driver, series: Series, period_s: float) -> None:
+    def __init__(self, node: Figured, series: Series, period_s: float) -> None:
         self._node = node
         self._series = series
         self._period_s = period_s

@@ -107,7 +107,7 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     commanded = _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
                            cruise, {role: part.hold for role, part in parts.items()})
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, cruise, latest, commanded)
+                      every_ticks(speed.message, period), model, latest, commanded)
 
 
 def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:

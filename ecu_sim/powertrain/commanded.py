@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
@@ -32,6 +33,7 @@ Hold = Callable[[frozenset[Dtc]], None]
 #: what the control functions say of a frame they act on
 _TSC1_TAKEN: Final = frozenset({Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED})
 _XBR_TAKEN: Final = frozenset({XbrAdmission.ACCEPTED})
+_NO_SENDERS: Final[frozenset[int]] = frozenset()
 Command = TypeVar("Command")
 Verdict = TypeVar("Verdict")
 
@@ -80,6 +82,8 @@ class Commanded:
         self.brakes = brakes
         self.model = model
         self._cruise_address = cruise_address
+        #: the tick up to which the cruise control's APP was heard (CCVS1's enable switch)
+        self.cruise_heard_until = -1
         self._holds = holds
         #: each command's way to its control function, in the order frames are matched
         routes: list[Route[Any, Any]] = []
@@ -123,11 +127,17 @@ class Commanded:
                 return "" if taken else f"{intake.name}_refused"
         return None
 
+    def heard_app(self, source: int | None, until: int) -> None:
+        """An APP frame from ``source``, held up to tick ``until``: from the cruise control's
+        address, a cruise control is heard (CCVS1's enable switch)."""
+        if source is not None and source == self._cruise_address:
+            self.cruise_heard_until = until
+
     @property
-    def tsc1_senders(self) -> set[int]:
+    def tsc1_senders(self) -> AbstractSet[int]:
         """The addresses a TSC1 to the engine came from: such a controller's own EEC2 carries the
         driver's pedal (its sensor's), not its demand."""
-        return set() if self.engine is None else self.engine[1].senders
+        return _NO_SENDERS if self.engine is None else self.engine[1].senders
 
     def decide(self, state: Class6State, app_pct: float, app_source: int | None,
                driver_brake_pct: float, transmit: bool = True) -> EngineCommand:

@@ -28,7 +28,7 @@ _RPM_PER_RAD_S = 60.0 / (2.0 * math.pi)
 _NA = math.nan
 
 
-#: the powertrain's numbers for the ECU's figures, with their units
+#: the powertrain's numbers for the ECU's figures (fields of :class:`Readings`), with their units
 NUMBER_UNITS = {"torque_mode": "", "controlling_address": "", "engine_demand_pct": "%",
                 "retarder_pct": "%", "xbr_state": "", "accel_mps2": "m/s2"}
 
@@ -38,11 +38,9 @@ class Powertrain:
 
     def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
                  frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
-                 model: Class6Model, cruise_address: int | None, latest: Latest,
-                 commanded: Commanded) -> None:
+                 model: Class6Model, latest: Latest, commanded: Commanded) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
-        own frame carries every ``role_every`` ticks; ``cruise_address``: where the cruise
-        control's APP comes from (CCVS1's enable switch while it is heard)."""
+        own frame carries every ``role_every`` ticks."""
         self.port = port
         self.engine = engine
         self.others = dict(others)
@@ -52,7 +50,6 @@ class Powertrain:
         self.role_every = role_every
         self._role_schedule = Schedule(role_every)
         self.model = model
-        self._cruise_address = cruise_address
         self._receivers = tuple(part.receive for part in self.others.values())
         p = model.params
         engine_model = model.engine
@@ -73,8 +70,6 @@ class Powertrain:
         self.latest = latest
         #: the received commands and what they ask of the engine, retarder and brakes
         self.commanded = commanded
-        #: the tick up to which the cruise control's EEC2 was heard (its APP held)
-        self._cruise_heard_until = -1
 
     def hear(self, msg: can.Message) -> None:
         """A frame that is not a command: the other nodes' network layers keep what is theirs (the
@@ -82,12 +77,6 @@ class Powertrain:
         if msg.is_extended_id:
             for receive in self._receivers:
                 receive(msg)
-
-    def heard_app(self, source: int | None, until: int) -> None:
-        """An APP frame from ``source``, held up to tick ``until``: from the cruise control's
-        address, a cruise control is heard (CCVS1's enable switch)."""
-        if source is not None and source == self._cruise_address:
-            self._cruise_heard_until = until
 
     def measure(self, tick: int, driveline: Driveline, state: Class6State, app_pct: float,
                 app_source: int | None) -> Readings:
@@ -104,7 +93,7 @@ class Powertrain:
         commanded = self.commanded
         cruise = commanded.cruise
         active = 0.0 if cruise is CruiseState.OFF else 1.0
-        enable = 1.0 if active or tick < self._cruise_heard_until else 0.0
+        enable = 1.0 if active or tick < commanded.cruise_heard_until else 0.0
         request = commanded.engine_request
         driven = request.controller == self.engine.network.address and app_pct > 0.0
         controller = float(app_source if driven and app_source is not None else request.controller)
@@ -145,9 +134,7 @@ class Powertrain:
         r = self.latest.readings
         if r is None:
             return dict.fromkeys(NUMBER_UNITS, _NA)
-        return {"torque_mode": r.torque_mode, "controlling_address": r.controlling_address,
-                "engine_demand_pct": r.engine_demand_pct, "retarder_pct": r.retarder_pct,
-                "xbr_state": r.xbr_state, "accel_mps2": r.accel_mps2}
+        return {name: getattr(r, name) for name in NUMBER_UNITS}
 
     def role_due(self, tick: int) -> bool:
         """Whether the ECU's own frame goes at ``tick`` (a transmitted tick), by the messages' one

@@ -34,14 +34,11 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import DTC_KIND, Fault, parse_fault
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built
+from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, kinds_taking
 
 #: every control's name, in the order the page shows them
 NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record")
 RECORD_ACTIONS = ("start", "stop")
-#: the controls a kind of node takes (its CONTROLS), and which nodes they belong to, as a refusal says it
-OWNERS = {"set_speed_kph": "the CCM (ecu-sim ccm)", "cruise": "the CCM (ecu-sim ccm)",
-          "pedal_override": "the ECU and the CCM"}
 _SWITCH_WORDS = {"on": True, "off": False}
 
 
@@ -97,9 +94,10 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
     if "on" in body and name != "fault":
         raise ControlError(Refusal.MALFORMED, f"'on' belongs to a fault, not to {name}")
     value = body[name]
-    if name in OWNERS and name not in built.node.CONTROLS:
+    owners = kinds_taking(name)
+    if owners and built.kind not in owners:
         raise ControlError(Refusal.NOT_HERE,
-            f"{name} is a control of {OWNERS[name]}; this node is the {_kind(built)}")
+            f"{name} is a control of {_described(owners)}; this node is the {built.kind.name}")
     if name == "set_speed_kph":
         number = _number(name, value)
         if not speed.minimum <= number <= speed.maximum:
@@ -124,8 +122,11 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
     return Control(name, value)
 
 
-def _kind(built: Built) -> str:
-    return type(built.node).__name__.upper()
+def _described(kinds: list[NodeKind]) -> str:
+    """``the CCM (ecu-sim ccm)`` for one kind of node, ``the ECU and the CCM`` for several."""
+    if len(kinds) == 1:
+        return f"the {kinds[0].name} (ecu-sim {kinds[0].value})"
+    return " and ".join(f"the {kind.name}" for kind in kinds)
 
 
 def _number(name: str, value: object) -> float:

@@ -70,6 +70,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     ``page`` serves ``--web``; without it the setting is refused rather than silently ignored."""
     if settings.run.web is not None and page is None:
         raise ConfigError("--web needs the node's page, which this command does not serve")
+    page = page if settings.run.web is not None else None
     if kind is not NodeKind.ECU:  # [j1939] network is the ECU's: a CCM or driver is one node
         settings = dataclasses.replace(settings, j1939=dataclasses.replace(settings.j1939, network="single"))
     period_of = {NodeKind.DRIVER: "app", NodeKind.CCM: "commands"}.get(kind, "speed")
@@ -92,7 +93,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     probe_path = getattr(args, "tick_probe", None)
     probe = None if probe_path is None else TickProbe()
     with ExitStack() as stack:
-        if page is not None and settings.run.web is not None:  # the session recorded from tick 0
+        if page is not None:  # the session recorded from tick 0, to download it
             settings = page.session_settings(settings, stack)
         if settings.record.file is not None:
             options = hear_own_frames(options)
@@ -111,11 +112,10 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
-                           pedals=pedals, switchable_faults=settings.run.web is not None)
+                           pedals=pedals, switchable_faults=page is not None)
         stats = LoopStats()
-        web = page is not None and settings.run.web is not None
         view = (_view(kind, built, profile, stats, settings)
-                if mcap or settings.stream.target or web else None)
+                if mcap or settings.stream.target or page is not None else None)
         if mcap and view is not None and settings.record.file is not None:
             recorder = viewers.mcap_recorder(stack, settings.record.file,
                                              _head(kind, settings, profile, route, schedule), profile, view)
@@ -126,7 +126,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         observers: list[TickObserver] = [] if recorder is None else [recorder]
         if view is not None:
             observers += viewers.stream(stack, settings.stream.target, lambda: view)
-        if web and page is not None and view is not None:
+        if page is not None and view is not None:
             observers += page.serve(stack, kind, built, profile, settings, stats, view,
                                     _status_line(built, port, stats, plant), port.state_text,
                                     recorder if isinstance(recorder, Recorder) else None)

@@ -36,10 +36,8 @@ from ecu_sim.bus.port import Port
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
 from ecu_sim.io.split import Mismatch, TickSplit, text
-from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.driver import Driver
-from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.nodes.input import InputNode
 from ecu_sim.runs.controls import ControlDesk
 from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runtime.clock import Inputs, VirtualClock
@@ -179,7 +177,7 @@ def _key(frames: Sequence[can.Message]) -> list[tuple[int, bool, bytes]]:
 
 
 def replay(path: str, dbc: str | None = None,
-           watch: Callable[[Ecu | Ccm | Driver], TickObserver] | None = None) -> ReplayResult:
+           watch: Callable[[InputNode], TickObserver] | None = None) -> ReplayResult:
     """Replay the recording ``path`` and compare what the node sends with what it sent then.
 
     ``watch(node)`` gives an observer of the replayed node's ticks: the state a recording does

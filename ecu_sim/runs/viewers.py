@@ -16,13 +16,11 @@ from ecu_sim.codec.profile import Profile
 from ecu_sim.io.mcap_format import McapRecorder
 from ecu_sim.io.signals import FrameDecoder, NodeView, TickView, node_counters, node_state
 from ecu_sim.io.stream import UdpStream
-from ecu_sim.nodes.ccm import Ccm
-from ecu_sim.nodes.driver import Driver
-from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.nodes.input import InputNode
 from ecu_sim.runtime.loop import LoopStats, TickObserver
 
 
-def tick_view(nodes: Sequence[tuple[str, Ecu | Ccm | Driver]], profile: Profile, stats: LoopStats,
+def tick_view(nodes: Sequence[tuple[str, InputNode]], profile: Profile, stats: LoopStats,
               period_s: float, timestamp: Callable[[float], float]) -> TickView:
     """A view of ``nodes`` (name, node), each listened to on its own port."""
     decoder = FrameDecoder(profile.database)
@@ -34,7 +32,7 @@ def tick_view(nodes: Sequence[tuple[str, Ecu | Ccm | Driver]], profile: Profile,
     return TickView(views, stats, period_s, timestamp)
 
 
-def _bound(function: Callable[[Ecu | Ccm | Driver], Any], node: Ecu | Ccm | Driver) -> Callable[[], Any]:
+def _bound(function: Callable[[InputNode], Any], node: InputNode) -> Callable[[], Any]:
     return lambda: function(node)
 
 

@@ -21,7 +21,7 @@ from ecu_sim.io.recorder import Recorder, header
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver
@@ -97,13 +97,11 @@ class Bench:
 
     @property
     def ecu(self) -> Ecu:
-        assert isinstance(self.node, Ecu)
-        return self.node
+        return ecu_of(self.built)
 
     @property
     def ccm(self) -> Ccm:
-        assert isinstance(self.node, Ccm)
-        return self.node
+        return ccm_of(self.built)
 
     @property
     def codec_in(self) -> Any:

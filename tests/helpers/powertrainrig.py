@@ -23,7 +23,7 @@ from ecu_sim.j1939.frames import arbitration_id
 from ecu_sim.j1939.ids import pgn_of, source_address_of
 from ecu_sim.j1939.request import request
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.nodes.factory import NodeKind, build_node
+from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runtime.clock import VirtualClock
 from ecu_sim.runtime.loop import TickLoop
@@ -111,11 +111,10 @@ def rig(script: Script, given: Settings | None = None, clock: VirtualClock | Non
     link = InProcessLink(clock, "powertrain-test")
     kind = NodeKind.ECU
     port = Port(link.bus(), kind.frame_ids(profile, ready))
-    built = build_node(kind, port, profile, ready, route=load_vehicle_route(ready), new_frame=new_frame)
-    assert isinstance(built.node, Ecu)
+    ecu = ecu_of(build_node(kind, port, profile, ready, route=load_vehicle_route(ready), new_frame=new_frame))
     controller = Controller(link.bus(), script)
-    loop = TickLoop(clock, ready.run.resolved_period_s, [built.node, controller])
-    return Rig(built.node, controller, loop, profile)
+    loop = TickLoop(clock, ready.run.resolved_period_s, [ecu, controller])
+    return Rig(ecu, controller, loop, profile)
 
 
 def quiet(tick: int) -> list[can.Message]:

@@ -8,7 +8,8 @@ import pytest
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
-from ecu_sim.runs.controls import OWNERS, Control, ControlError, Refusal, apply, check
+from ecu_sim.nodes.factory import NodeKind, kinds_taking
+from ecu_sim.runs.controls import NAMES, Control, ControlError, Refusal, apply, check
 from tests.helpers.nodebench import Bench
 
 
@@ -21,8 +22,19 @@ def refusal_of(body: object, kind: str) -> Refusal | None:
     return None
 
 
-def test_every_control_a_node_kind_takes_is_one_a_refusal_can_name() -> None:
-    assert set(OWNERS) == Ecu.CONTROLS | Ccm.CONTROLS | Driver.CONTROLS
+def test_every_control_a_node_kind_takes_is_one_the_page_can_send() -> None:
+    assert set(NAMES) >= Ecu.CONTROLS | Ccm.CONTROLS | Driver.CONTROLS
+
+
+def test_the_set_speed_is_the_ccms_alone_and_the_pedal_override_the_ecus_and_the_ccms() -> None:
+    assert (kinds_taking("set_speed_kph"), kinds_taking("pedal_override")) == (
+        [NodeKind.CCM], [NodeKind.ECU, NodeKind.CCM])
+
+
+def test_a_refusal_names_the_node_the_control_belongs_to_and_this_one() -> None:
+    bench = Bench("ecu")
+    with pytest.raises(ControlError, match=r"a control of the CCM \(ecu-sim ccm\); this node is the ECU"):
+        check({"cruise": True}, bench.built, bench.profile.speed, 0.1)
 
 
 def test_the_driver_node_takes_no_control() -> None:
