@@ -13,6 +13,8 @@ Cases, each its own process as a user runs it:
   ticks/s (in the loop, start-up excluded), in both trees;
 - ``class6``: the same with ``--vehicle class6 --route appendix-d``, in both trees when the
   baseline has the class6 truck;
+- ``powertrain``: the same with ``--vehicle class6 --profile j1939 --network powertrain`` (four
+  J1939 nodes on a 10 ms tick), in both trees when the baseline has the powertrain network;
 - ``cosim n=1`` and ``cosim n=100``: ``ecu-sim cosim`` stepped over loopback UDP
   (bench/cosim.py), steps and ticks per second, in both trees when the baseline has the command.
 
@@ -111,7 +113,9 @@ def measure(rev: str, rounds: int, cosim_requests: int) -> dict[str, Any]:
         base = str(export(rev, Path(folder)))
         has_cosim = (Path(base) / "ecu_sim" / "cli" / "cosim.py").is_file()
         has_class6 = (Path(base) / "ecu_sim" / "vehicle" / "class6.py").is_file()
+        has_powertrain = (Path(base) / "ecu_sim" / "powertrain" / "engine_control.py").is_file()
         class6 = ("--vehicle", "class6", "--route", "appendix-d")
+        powertrain = ("--vehicle", "class6", "--profile", "j1939", "--network", "powertrain")
         tree = str(REPO)
 
         def one_tick(tree: str | None) -> float:
@@ -125,6 +129,8 @@ def measure(rev: str, rounds: int, cosim_requests: int) -> dict[str, Any]:
             ("simulate", lambda: simulate_rate(tree), lambda: simulate_rate(base)),
             ("class6", lambda: simulate_rate(tree, *class6),
              (lambda: simulate_rate(base, *class6)) if has_class6 else None),
+            ("powertrain", lambda: simulate_rate(tree, *powertrain),
+             (lambda: simulate_rate(base, *powertrain)) if has_powertrain else None),
             ("cosim n=1", lambda: one_tick(None), (lambda: one_tick(base)) if has_cosim else None),
             ("cosim n=100", lambda: hundred_ticks(None),
              (lambda: hundred_ticks(base)) if has_cosim else None),
