@@ -10,10 +10,16 @@ before it. A frame whose echo has not come by the next tick is written with the 
 handed over, where it was handed over, on a bus that does not echo; on one that does, it never
 was on the bus (the kernel's timer sent the next payload instead) and is left out. Received frames keep their
 order, which is what the tick journal counts.
+
+Time never runs backwards in a recording, since players and readers take it in order. The kernel
+may stamp two frames out of the order it delivers them (two processors, or a broadcast manager's
+timer firing while the node hands over the same payload): a frame written after another but
+stamped before it takes the other's time, off by no more than that inversion.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +53,8 @@ class WireOrder:
         self._late: deque[tuple[int, bytes]] = deque(maxlen=_LATE_ECHOES)
         #: the bus has handed back one of our frames: it echoes every frame it carries
         self.echoing = False
+        #: the time of the frame written last, which no later frame is written before
+        self._last_time = float("-inf")
 
     @property
     def waiting(self) -> bool:
@@ -60,7 +68,7 @@ class WireOrder:
         if self._queue:
             self._queue.append(_Entry(msg))
         else:
-            self._write(msg)
+            self._emit(msg)
 
     def echo(self, msg: can.Message) -> bool:
         """Whether ``msg`` is the echo of one of our frames (then it is written as that frame)."""
@@ -104,7 +112,16 @@ class WireOrder:
     def _drain(self) -> None:
         queue = self._queue
         while queue and not queue[0].waiting:
-            self._write(queue.popleft().msg)
+            self._emit(queue.popleft().msg)
+
+    def _emit(self, msg: can.Message) -> None:
+        """Write ``msg``; a copy at the last frame's time when the kernel stamped it before that one
+        (the bus's frames are shared with other listeners, so never changed in place)."""
+        if msg.timestamp < self._last_time:
+            msg = copy.copy(msg)
+            msg.timestamp = self._last_time
+        self._last_time = msg.timestamp
+        self._write(msg)
 
     def _as_sent(self, msg: can.Message, timestamp: float, channel: Any) -> can.Message:
         return can.Message(timestamp=timestamp, arbitration_id=msg.arbitration_id,
