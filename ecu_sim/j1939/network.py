@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ecu_sim.j1939 import layouts
 from ecu_sim.j1939.claim import AddressClaim, ClaimState
 from ecu_sim.j1939.dm import DM1_PGN, DM2_PGN, DM11_PGN, Dtc, DtcTable
+from ecu_sim.j1939.echo import Echoes
 from ecu_sim.j1939.frames import (
     ADDRESS_CLAIMED_PGN,
     REQUEST_PGN,
@@ -37,6 +38,8 @@ from ecu_sim.j1939.transport import TransportSender
 from ecu_sim.runtime.schedule import Schedule
 
 _HANDLED = frozenset({REQUEST_PGN, ADDRESS_CLAIMED_PGN, TP_CM_PGN, TP_DT_PGN})
+#: the shortest spell between two claims re-sent for an address violation
+RECLAIM_GAP_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -81,9 +84,17 @@ class J1939Network:
         self.answered = 0
         self.nacked = 0
         self.cleared = 0
-        #: episodes of another node sending under this node's address (see :meth:`address_in_use`)
+        #: episodes of another node sending under this node's address (see :meth:`address_in_use`),
+        #: and the frames from this node's address the layer heard and did not send
         self.conflicts = 0
+        self.violations = 0
         self._reassert = False
+        #: J1939-81 gives no rate for re-sending the claim; once a second is enough for every node
+        #: to hear who owns the address, and a flood of violating frames is not answered frame
+        #: for frame
+        self._reclaim_gap = at_least(RECLAIM_GAP_S, period_s)
+        self._reclaim_from = 0
+        self._echoes = Echoes()
 
     @property
     def address(self) -> int:
@@ -94,12 +105,21 @@ class J1939Network:
         return self.claim.may_send(tick)
 
     def receive(self, can_id: int, data: bytes | bytearray) -> bool:
-        """Keep a 29-bit frame for the next tick if it is the layer's; False for anything else."""
-        if pgn_of(can_id) not in _HANDLED:
+        """Keep a 29-bit frame for the next tick if it is the layer's; False for anything else.
+
+        A frame from this node's own address that is neither its echo nor an Address Claimed is
+        J1939-81's address violation: the node re-sends its claim (:meth:`address_in_use`)."""
+        pgn = pgn_of(can_id)
+        if can_id & 0xFF == self.claim.address and pgn != ADDRESS_CLAIMED_PGN:
+            if not self._echoes.heard(can_id, data):
+                self.violations += 1  # re-claimed at the next tick, at most once a RECLAIM_GAP_S
+                self._reassert = True
+                self.quiet_until = 0
+            return pgn in _HANDLED
+        if pgn not in _HANDLED:
             return False  # most frames: decided before anything is copied
         frame = received(can_id, data)
-        ours = frame.source == self.claim.address and frame.pgn != ADDRESS_CLAIMED_PGN
-        if frame.destination in (GLOBAL_ADDRESS, self.claim.address) and not ours:
+        if frame.destination in (GLOBAL_ADDRESS, self.claim.address):
             self._inbox.append(frame)
             self.quiet_until = 0
         return True
@@ -107,7 +127,7 @@ class J1939Network:
     def broadcast(self, pgn: int, payload: bytes) -> None:
         """Send one of the node's own messages to everyone from the next tick (BAM when over
         eight bytes), once the claim stands."""
-        self._answer(pgn, payload, GLOBAL_ADDRESS)
+        self._answer(pgn, payload, GLOBAL_ADDRESS, own=True)
         self.quiet_until = 0
 
     def address_in_use(self) -> None:
@@ -131,7 +151,8 @@ class J1939Network:
         self.claim.tick(tick, out)
         if self._reassert:
             self._reassert = False
-            if self.claim.state is ClaimState.CLAIMED:
+            if self.claim.state is ClaimState.CLAIMED and tick >= self._reclaim_from:
+                self._reclaim_from = tick + self._reclaim_gap
                 self.claim.on_request(out)
         before = self.dtcs.active()
         self.dtcs.update(conditions)
@@ -148,7 +169,9 @@ class J1939Network:
         self.reassembler.tick(tick, out)
         self.quiet_until = self._quiet_from(tick)
         address = self.address
-        return [(arbitration_id(pdu, address), pdu.data) for pdu in out]
+        frames = [(arbitration_id(pdu, address), pdu.data) for pdu in out]
+        self._echoes.sent(frames)
+        return frames
 
     def _quiet_from(self, tick: int) -> int:
         """The tick up to which the next ticks would do nothing unless frames or conditions come."""
@@ -166,6 +189,8 @@ class J1939Network:
             text += f" | claims lost {self.claim.lost}"
         if self.conflicts:
             text += f" | address conflicts {self.conflicts}"
+        if self.violations:
+            text += f" | address violations {self.violations}"
         return text
 
     def _tick_dm1(self, tick: int) -> None:
@@ -174,7 +199,7 @@ class J1939Network:
         dm1 = self._dm1
         if dm1.due(tick):
             dm1.restart(tick + dm1.every)  # the next interval counts from this DM1, however late it went
-            self._answer(DM1_PGN, self.dtcs.dm1(), GLOBAL_ADDRESS)
+            self._answer(DM1_PGN, self.dtcs.dm1(), GLOBAL_ADDRESS, own=True)
 
     def _handle(self, frame: Received, tick: int, out: list[Pdu]) -> None:
         if frame.pgn == ADDRESS_CLAIMED_PGN and len(frame.data) >= SINGLE_FRAME:
@@ -186,7 +211,7 @@ class J1939Network:
                 values = layouts.decode(layouts.TP_CM, frame.data)
             except ValueError:
                 return
-            self.sender.on_cm(frame, values, tick)
+            self.sender.on_cm(frame, values, tick, out)
             self.reassembler.on_cm(frame, values, self.claim.address, tick, out)
         elif frame.pgn == TP_DT_PGN:
             whole = self.reassembler.on_dt(frame, tick, out)
@@ -229,8 +254,11 @@ class J1939Network:
         latest = self._periodic.get(pgn)
         return None if latest is None else latest()
 
-    def _answer(self, pgn: int, payload: bytes, destination: int) -> None:
+    def _answer(self, pgn: int, payload: bytes, destination: int, own: bool = False) -> None:
+        """Queue an answer or own message; the same frame asked for twice in one tick goes once."""
         if len(payload) <= SINGLE_FRAME:
-            self._waiting.append(single_frame(pgn, payload, destination))
+            pdu = single_frame(pgn, payload, destination)
+            if pdu not in self._waiting:
+                self._waiting.append(pdu)
         else:
-            self.sender.send(pgn, payload, destination)
+            self.sender.send(pgn, payload, destination, own)

@@ -1,9 +1,11 @@
 """Receiving through the transport protocol (J1939-21): broadcasts and sessions addressed to us.
 
 A broadcast is collected from its announcement and dropped if a packet is missing, out of order
-or later than T1. A request to send addressed to this node is answered with one clear to send for
-every packet, the packets collected, and the end of message acknowledged at the tick after the
-last one; silence past T2 aborts the session. What was whole is handed back as a
+or later than T1. At most :data:`SESSIONS_IN` messages are collected at once, each of 9..1785
+bytes and never more than its announced packets, so announcements cannot exhaust memory. A
+request to send addressed to this node is answered with one clear to send for every packet, the
+packets collected, and the end of message acknowledged at the tick after the last one; silence
+past T2 aborts the session. What was whole is handed back as a
 :class:`~ecu_sim.j1939.frames.Received` of the carried PGN, as if it had come in one frame.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Final
 
 from ecu_sim.j1939 import layouts
 from ecu_sim.j1939.frames import Pdu, Received
@@ -20,16 +23,24 @@ from ecu_sim.j1939.transport import (
     ABORT,
     ABORT_BAD_SEQUENCE,
     ABORT_BUSY,
+    ABORT_RETRANSMIT_LIMIT,
     ABORT_TIMEOUT,
     BAM,
     CTS,
     EOMA,
+    MAX_SIZE,
+    MIN_SIZE,
     RTS,
     abort,
     cm,
 )
 
 log = logging.getLogger(__name__)
+
+#: messages received at once, from all senders: a few nodes broadcast long messages at the same
+#: time on a truck's bus; announcements from dozens of spoofed addresses are refused, so what the
+#: node holds is at most this many times 1785 bytes
+SESSIONS_IN: Final = 8
 
 
 @dataclass
@@ -49,34 +60,67 @@ class Reassembler:
         self._t1 = expired_after(T1_S, period_s)
         self._t2 = expired_after(T2_S, period_s)
         self._sessions: dict[tuple[int, bool], _Incoming] = {}
-        #: messages dropped or aborted before they were whole
+        #: messages dropped or aborted before they were whole, and announcements refused
         self.dropped = 0
+        self.refused = 0
 
     @property
     def busy(self) -> bool:
         return bool(self._sessions)
 
+    @property
+    def sessions(self) -> int:
+        """Messages being received now (broadcast and addressed)."""
+        return len(self._sessions)
+
     def on_cm(self, frame: Received, values: dict[str, int], own: int, tick: int,
               out: list[Pdu]) -> None:
         """An announcement or request to send (or an abort) from ``frame.source``."""
-        control, source = values["ControlByte"], frame.source
+        control = values["ControlByte"]
         if control == BAM and frame.destination == GLOBAL_ADDRESS:
-            self._sessions[(source, True)] = _Incoming(
-                values["BAM_PGN"], values["BAM_TotalSize"], values["BAM_TotalPackets"],
-                GLOBAL_ADDRESS, tick + self._t1)
+            self._on_bam(frame.source, values, tick)
         elif control == RTS and frame.destination == own:
-            key = (source, False)
-            if key in self._sessions:
-                out.append(abort(values["RTS_PGN"], ABORT_BUSY, source))
-                return
-            total = values["RTS_TotalPackets"]
-            self._sessions[key] = _Incoming(values["RTS_PGN"], values["RTS_TotalSize"], total, own,
-                                            tick + self._t2)
-            out.append(cm({"ControlByte": CTS, "CTS_Packets": total, "CTS_NextSequence": 1,
-                            "CTS_PGN": values["RTS_PGN"]}, source))
-        elif (control == ABORT and frame.destination == own
-              and self._sessions.pop((source, False), None) is not None):
-            self.dropped += 1
+            self._on_rts(frame.source, values, own, tick, out)
+        elif control == ABORT and frame.destination == own:
+            session = self._sessions.get((frame.source, False))
+            if session is not None and session.pgn == values["Abort_PGN"]:
+                del self._sessions[(frame.source, False)]
+                self.dropped += 1
+
+    def _on_bam(self, source: int, values: dict[str, int], tick: int) -> None:
+        """The kernel's rule for a second BAM from one sender: of the same PGN it cancels the open
+        one and starts nothing, of another PGN it is ignored. One that does not fit the pool or
+        the size limits is ignored (there is no abort on broadcasts)."""
+        key = (source, True)
+        size, total = values["BAM_TotalSize"], values["BAM_TotalPackets"]
+        open_one = self._sessions.get(key)
+        if open_one is not None:
+            if open_one.pgn == values["BAM_PGN"]:
+                del self._sessions[key]
+                self.dropped += 1
+            return
+        if not MIN_SIZE <= size <= MAX_SIZE or total == 0 or len(self._sessions) >= SESSIONS_IN:
+            self.refused += 1
+            return
+        self._sessions[key] = _Incoming(values["BAM_PGN"], size, total, GLOBAL_ADDRESS, tick + self._t1)
+
+    def _on_rts(self, source: int, values: dict[str, int], own: int, tick: int, out: list[Pdu]) -> None:
+        """A second RTS from a sender with a session open is refused (busy) and the open one kept, so
+        a spoofed RTS cannot resize it; a size outside 9..1785 gets the kernel's abort 5, and a
+        full pool the busy abort."""
+        key, pgn = (source, False), values["RTS_PGN"]
+        size, total = values["RTS_TotalSize"], values["RTS_TotalPackets"]
+        if key in self._sessions or len(self._sessions) >= SESSIONS_IN:
+            self.refused += 1
+            out.append(abort(pgn, ABORT_BUSY, source))
+            return
+        if not MIN_SIZE <= size <= MAX_SIZE or total == 0:
+            self.refused += 1
+            out.append(abort(pgn, ABORT_RETRANSMIT_LIMIT, source))
+            return
+        self._sessions[key] = _Incoming(pgn, size, total, own, tick + self._t2)
+        out.append(cm({"ControlByte": CTS, "CTS_Packets": total, "CTS_NextSequence": 1,
+                        "CTS_PGN": pgn}, source))
 
     def on_dt(self, frame: Received, tick: int, out: list[Pdu]) -> Received | None:
         """A data packet; the whole message when this was its last packet."""
