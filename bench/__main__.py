@@ -1,6 +1,7 @@
 """``python -m bench`` is what ``scripts/bench`` runs once the environment is set up;
 ``scripts/bench campaign ...`` runs the campaign benchmark (bench/campaign.py) instead, and
-``scripts/bench versus REV`` this tree's virtual-time rates beside a commit's (bench/versus.py)."""
+``scripts/bench versus REV`` this tree's virtual-time rates beside a commit's (bench/versus.py),
+``scripts/bench attacks`` the J1939 floods against this tree and a commit (bench/attacks.py)."""
 
 import sys
 
@@ -13,6 +14,11 @@ if sys.argv[1:2] == ["versus"]:
     from bench.versus import main as versus_main
 
     sys.exit(versus_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["attacks"]:
+    from bench.attacks import main as attacks_main
+
+    sys.exit(attacks_main(sys.argv[2:]))
 
 from bench.run import main
 
