@@ -20,12 +20,16 @@ from ecu_sim.j1939.timing import expired_after
 
 log = logging.getLogger(__name__)
 
-#: distinct PGNs one requester may have waiting for a session: a service tool asks for a few
-#: identification messages at a time, and requests are meant to come at 2-3 a second at most
-PER_REQUESTER: Final = 4
-#: addressed answers waiting in total, whoever asked: with :data:`SESSIONS` open at once and each
-#: ending within T3 when its partner is silent, the queue empties within three T3 spans
-ADDRESSED: Final = 8
+#: distinct PGNs one requester may have waiting beside the one in its session: a service tool
+#: asks for its three identification messages at once, and one session per requester at a time
+#: (J1939-21) means each waits a T3 at most when the requester stays silent, so the queue of one
+#: requester empties within three T3 spans
+PER_REQUESTER: Final = 2
+#: addressed answers waiting in total, whoever asked: no more than :data:`SESSIONS`, so once the
+#: sessions open now have ended (within T3 each when their partners stay silent) every waiting
+#: answer can start but those behind one requester's own, and the queue empties within
+#: 1 + :data:`PER_REQUESTER` T3 spans
+ADDRESSED: Final = 4
 #: connection-mode sessions the node keeps open at once (one per destination, as J1939-21 asks)
 SESSIONS: Final = 4
 #: a drop after this long without one starts a new episode, and a new log line

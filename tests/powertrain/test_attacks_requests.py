@@ -39,6 +39,8 @@ from tests.helpers.powertrainrig import quiet
 START = SECOND
 GLOBAL_END = START + 5 * SECOND
 ADDRESSED_END = START + 8 * SECOND
+SOFTWARE_ID = 0xFEDA
+ECU_ID = 0xFDC5
 #: one EC1 broadcast: its announcement and six packets 50 ms apart
 ONE_BAM = 6 * 5 + 1
 
@@ -107,12 +109,17 @@ def test_sessions_opened_by_connection_exhaustion_stop_within_two_t3_after_it() 
     assert to_attacker and max(to_attacker) <= ADDRESSED_END + 2 * 126 + 1  # T3 is 126 ticks
 
 
+def last_session_frame(attack: AttackRig) -> int:
+    """The tick of the engine's last RTS or abort."""
+    return max(attack.ticks(ENGINE, TP_CM_PGN, RTS) + attack.ticks(ENGINE, TP_CM_PGN, ABORT))
+
+
 def spoofed_flood(k: int) -> list[can.Message]:
     """Requests for three long PGNs from 64 spoofed requesters, a round every tick."""
     if not START <= k < START + 3 * SECOND:
         return []
     return [ask(pgn, source=0x80 + (k + i) % 64, destination=ENGINE)
-            for i, pgn in enumerate((EC1, COMPONENT_ID, 0xFEDA))]
+            for i, pgn in enumerate((EC1, COMPONENT_ID, SOFTWARE_ID))]
 
 
 def test_answers_to_spoofed_requesters_stay_within_the_limits_per_requester_and_in_total() -> None:
@@ -129,9 +136,17 @@ def test_sessions_to_spoofed_requesters_stop_within_5_s_after_the_flood() -> Non
     end = START + 3 * SECOND
     attack = attack_rig(spoofed_flood)
     attack.run(end + 6 * SECOND)
-    rts = attack.ticks(ENGINE, TP_CM_PGN, RTS)
-    aborts = attack.ticks(ENGINE, TP_CM_PGN, ABORT)
-    assert max(rts + aborts) <= end + 5 * SECOND
+    assert last_session_frame(attack) <= end + 5 * SECOND
+
+
+def test_sessions_to_one_requester_asking_for_every_long_pgn_stop_within_5_s_after_the_flood() -> None:
+    end = START + 3 * SECOND
+    long_ones = (EC1, COMPONENT_ID, SOFTWARE_ID, ECU_ID)
+    attack = attack_rig(lambda k: [ask(pgn, destination=ENGINE) for pgn in long_ones]
+                        if START <= k < end else [])
+    attack.run(end + 6 * SECOND)
+    assert attack.most(ENGINE, lambda held: held.waiting) == PER_REQUESTER
+    assert last_session_frame(attack) <= end + 5 * SECOND
 
 
 def held_open(every: int, count: int, first: int) -> AttackRig:
