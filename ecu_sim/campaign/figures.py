@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import can
 
 from ecu_sim.bus.listener import Direction
+from ecu_sim.runs.private import PrivateRun
 from ecu_sim.runs.simulation import Simulation
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.vehicle.class6 import STANDARD_PAYLOAD_KG, Class6Params, Class6State
@@ -59,7 +60,7 @@ FIGURES: dict[str, str] = {
 class Probe:
     """Collects the series of one run; attach it with ``Simulation(..., watch=Probe.watch)``."""
 
-    def __init__(self, simulation: Simulation) -> None:
+    def __init__(self, simulation: Simulation | PrivateRun) -> None:
         self.simulation = simulation
         self.speed_mps = array("d")
         self.app_pct = array("d")
@@ -133,7 +134,7 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     return row
 
 
-def fuel(sim: Simulation) -> dict[str, str]:
+def fuel(sim: Simulation | PrivateRun) -> dict[str, str]:
     """Fuel used, per 100 km and as g CO2 per tonne-km of payload, for a truck with an engine map
     (class6; none for the testbed). The payload is the standard one its test mass carries plus the
     run's ``[vehicle] payload_kg``; CO2 is EPA's per litre of diesel (docs/vehicle.md)."""
@@ -149,7 +150,7 @@ def fuel(sim: Simulation) -> dict[str, str]:
     return found
 
 
-def dtcs_raised(sim: Simulation) -> int:
+def dtcs_raised(sim: Simulation | PrivateRun) -> int:
     """How often a DTC went active on the ECU and the CCM (each occurrence counts, cleared or not);
     0 where a node has no J1939 part (an 11-bit profile)."""
     total = 0

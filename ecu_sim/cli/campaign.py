@@ -36,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--overwrite", action="store_true", help="start again, replacing --out's table")
     run.add_argument("--keep-traces", action="store_true",
                      help="also write each case's per-tick CSV to OUT/traces/ID.csv")
+    run.add_argument("--command", metavar="COMMAND",
+                     help="the controller under test's command line instead of the file's [program] "
+                          "command (another version of it: its cases keep their ids)")
     run.add_argument("--parquet", action="store_true",
                      help="also write OUT/results.parquet (the 'parquet' extra: pyarrow)")
     compare = parser.add_argument_group("compare")
@@ -69,7 +72,8 @@ def _campaign(args: argparse.Namespace, path: str) -> int:
     out = Path(args.out) if args.out else Path(Path(path).stem + "-results")
     options = runner.Options(out=out, workers=args.workers or executors.default_workers(),
                              executor=args.executor, scheduler=args.scheduler, resume=args.resume,
-                             overwrite=args.overwrite, keep_traces=args.keep_traces, parquet=args.parquet)
+                             overwrite=args.overwrite, keep_traces=args.keep_traces, parquet=args.parquet,
+                             command=args.command)
     try:
         outcome = runner.run(path, options, sys.stderr)
     except KeyboardInterrupt:
