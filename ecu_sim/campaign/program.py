@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
@@ -127,13 +128,27 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
             return found
 
         private = stack.enter_context(PrivateRun(settings, watch, address))
-        private.run()
+        silent = _first_frame(private, child, program.silent_s)
+        if silent is None:
+            private.run()
         stopped = child.stop()
     columns = {"controller_stop": stopped, "late_ticks": str(private.stats.late)}
-    if watchdogs[0].failure is not None:
-        raise ProgramFailed(watchdogs[0].failure, columns)
+    failure = silent or watchdogs[0].failure
+    if failure is not None:
+        raise ProgramFailed(failure, columns)
     set_speed = private.settings.run.set_speed_kph
     return {**figures(probes[0], set_speed, case.settle_band_kph), **columns}
+
+
+def _first_frame(private: PrivateRun, child: Child, wait_s: float) -> str | None:
+    """Wait for the program's first frame: the case's time starts when the controller is heard, so
+    how long it took to start (an interpreter, an emulator) is no difference between two runs.
+    Why the case cannot start, or None (an early exit is the watchdog's to report)."""
+    until = time.monotonic() + wait_s
+    while (left := until - time.monotonic()) > 0:
+        if child.exited() is not None or private.port.recv(min(left, 0.05)) is not None:
+            return None
+    return f"the controller sent no frame in {wait_s:g} s"
 
 
 class _StopAt:
