@@ -152,6 +152,20 @@ def test_a_placeholder_that_names_no_setting_is_refused_in_one_line(cli_main: Cl
     assert "line 3" in result.err
 
 
+def test_command_replaces_only_a_program_the_file_has(cli_main: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "plain.toml"
+    path.write_text("[base]\nrun.duration_s = 1\n")
+    result = cli_main("campaign", str(path), "--out", str(tmp_path / "out"), "--command", "x {channel}")
+    assert result.status == 2 and "has none" in result.err
+
+
+def test_another_driver_beside_a_program_is_refused_with_its_line(cli_main: Cli, tmp_path: Path) -> None:
+    path = campaign(tmp_path, EXAMPLE, "driver.mode = \"ccm\"")
+    result = cli_main("campaign", str(path), "--out", str(tmp_path / "out"))
+    assert result.status == 2
+    assert "[program] works the pedal of every case" in result.err and "line 10" in result.err
+
+
 def test_a_program_that_crashes_at_start_fails_its_row_and_the_campaign_goes_on(
         cli_main: Cli, tmp_path: Path) -> None:
     crashing = tmp_path / "picky.py"
@@ -228,3 +242,25 @@ def test_the_process_table_reader_finds_a_tagged_process() -> None:
             assert controllers_with(tag) == [sleeper.pid]
         finally:
             sleeper.kill()
+
+
+# -- the example pair --------------------------------------------------------------------------------------
+
+
+def test_the_patched_example_differs_exactly_in_the_case_that_drives_above_100_kph(
+        cli_main: Cli, tmp_path: Path) -> None:
+    patched = EXAMPLE.replace("cut_ccm.py", "cut_ccm_patched.py")
+    body = ("[[case]]\nrun.set_speed_kph = 90\nrun.initial_speed_kph = 95\n"
+            "[[case]]\nrun.set_speed_kph = 110\nrun.initial_speed_kph = 104\n")
+    path = campaign(tmp_path, EXAMPLE, body, duration=4)
+    for name, command in (("a", EXAMPLE), ("b", patched)):
+        ran = cli_main("campaign", str(path), "--out", str(tmp_path / name), "--workers", "2",
+                       "--keep-traces", "--command", command)
+        assert ran.status == 0, ran.err
+    result = cli_main("campaign", "compare", str(tmp_path / "a" / "results.csv"),
+                      str(tmp_path / "b" / "results.csv"), "--traces")
+    verdicts = {line.split(": ")[0]: line for line in result.out.splitlines()
+                if line.startswith(("same", "differs", "inconclusive"))}
+    assert "run.set_speed_kph=90" in verdicts["same"]
+    assert "run.set_speed_kph=110" in verdicts["differs"]
+    assert result.status == 1
