@@ -81,7 +81,9 @@ def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
     if options.keep_traces:
         (options.out / "traces").mkdir(exist_ok=True)
         traces = str((options.out / "traces").resolve())
-    progress = CampaignProgress(len(cases), len(cases) - len(todo), progress_out)
+    real_time = any(case.program is not None for case in cases)
+    progress = CampaignProgress(len(cases), len(cases) - len(todo), progress_out,
+                                workers=options.workers if real_time else 0)
     ran = 0
     try:
         for row in _rows(todo, options, traces):

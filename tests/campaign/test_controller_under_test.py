@@ -133,6 +133,19 @@ def test_the_command_is_not_part_of_a_cases_id(tmp_path: Path) -> None:
     assert [c.id for c in first] == [c.id for c in other]
 
 
+def test_the_progress_of_cases_in_real_time_shows_how_many_run_and_how_many_are_done() -> None:
+    from io import StringIO
+
+    from ecu_sim.campaign.progress import CampaignProgress
+
+    out = StringIO()
+    progress = CampaignProgress(total=5, already=0, out=out, clock=lambda: 0.0, workers=3)
+    assert "0/5 cases, 3 running" in out.getvalue()
+    for _ in range(3):
+        progress.case_done(failed=False)
+    assert "3/5 cases, 2 running" in progress.text(1.0)
+
+
 # -- bad input -----------------------------------------------------------------------------------------
 
 
