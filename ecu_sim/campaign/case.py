@@ -8,7 +8,7 @@ a failed row carrying the error, so one bad case never stops a campaign; only an
 
 from __future__ import annotations
 
-from ecu_sim.campaign import program
+from ecu_sim.campaign import lockstep, program
 from ecu_sim.campaign.figures import FIGURES, Probe, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.runs import simulation
@@ -33,8 +33,9 @@ def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
         if case.program is None:
             row.update(_simulate(case, traces))
         else:
+            run = lockstep.run if case.program.cosim else program.run
             with program.trace_file(traces, case.id) as trace:
-                row.update(program.run(case, case.program, trace))
+                row.update(run(case, case.program, trace))
     except program.ProgramFailed as exc:
         row.update(exc.columns, status=FAILED, error=str(exc).replace("\n", " "))
     except Exception as exc:

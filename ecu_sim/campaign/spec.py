@@ -36,7 +36,8 @@ DISTRIBUTIONS = {"uniform": 2, "integers": 2, "choice": None}
 _TOP_LEVEL = ("campaign", "base", "matrix", "case", "random", "program")
 _OPTIONS = {"name": str, "settle_band_kph": float, "config": str, "distance_m": float}
 _RANDOM_OPTIONS = {"count": int, "seed": int}
-_PROGRAM_OPTIONS = {"command": str, "grace_s": float, "silent_s": float, "flood_fps": float, "repeat": int}
+_PROGRAM_OPTIONS = {"command": str, "grace_s": float, "silent_s": float, "flood_fps": float,
+                    "repeat": int, "cosim": bool}
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Program:
     flood_fps: float = 1000.0
     #: runs of each case (real time is not repeatable: the verdict weighs the spread between them)
     repeat: int = 1
+    #: the program speaks the co-simulation protocol: the case runs in virtual time, in lockstep
+    cosim: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,8 @@ class _Reader:
             if key not in known:
                 raise self.fail(f"unknown key {key!r} in [{name}]; it knows: {', '.join(known)}", name, key)
             kind = known[key]
-            if isinstance(value, bool) or not isinstance(value, (kind, int) if kind is float else kind):
+            if (isinstance(value, bool) and kind is not bool) or not isinstance(
+                    value, (kind, int) if kind is float else kind):
                 raise self.fail(f"{key} must be a {kind.__name__} (got {value!r})", name, key)
             found[key] = value
         return found

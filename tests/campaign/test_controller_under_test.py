@@ -277,3 +277,23 @@ def test_the_patched_example_differs_exactly_in_the_case_that_drives_above_100_k
     assert "run.set_speed_kph=90" in verdicts["same"]
     assert "run.set_speed_kph=110" in verdicts["differs"]
     assert result.status == 1
+
+
+# -- a controller that speaks the co-simulation protocol: virtual time --------------------------------------
+
+COSIM_PEER = (f"{{python}} {EXAMPLES / 'cosim_pi_peer.py'} --connect {{channel}}:{{port}} "
+              "--set-speed {run.set_speed_kph} --duration {run.duration_s}")
+
+
+def test_a_cosim_controller_runs_its_case_in_virtual_time_bit_identical_between_runs(tmp_path: Path) -> None:
+    path = campaign(tmp_path, COSIM_PEER, program="cosim = true", duration=120)
+    first, second = only_row(path), only_row(path)
+    assert (first["status"], first["error"], first["ticks"]) == ("ok", "", "1200")
+    assert first == second  # every figure and the hash of every frame on the bus
+
+
+def test_a_cosim_controller_that_never_steps_fails_its_row(tmp_path: Path) -> None:
+    command = script(tmp_path, "time.sleep(3600)")
+    row = only_row(campaign(tmp_path, command, program="cosim = true\nsilent_s = 1", duration=60))
+    assert row["status"] == "failed"
+    assert "ended after 0 of 600 ticks" in row["error"]
