@@ -65,7 +65,7 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
             watcher.join()
             stopped = child.stop()
             said = child.last_words()
-    columns = {"controller_stop": stopped, "late_ticks": ""}
+    columns = {"controller_stop": stopped, "late_ticks": "", "max_late_ms": ""}
     if stepper.next_tick < ticks:
         raise ProgramFailed(f"the co-simulation ended after {stepper.next_tick} of {ticks} ticks: {why}"
                             + (f"; the program said: {said}" if said else ""), columns)

@@ -38,8 +38,9 @@ from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import SECTIONS, Settings
 
-#: the columns a controller under test adds to a row: how it was stopped, and the ECU's late ticks
-COLUMNS = ("controller_stop", "late_ticks")
+#: the columns a controller under test adds to a row: how it was stopped, the ECU's late ticks
+#: (started more than a tenth of a period after their deadline) and the latest tick's lateness
+COLUMNS = ("controller_stop", "late_ticks", "max_late_ms")
 #: Linux's prctl option that signals a child when the thread that started it dies
 _PR_SET_PDEATHSIG = 1
 
@@ -132,7 +133,9 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
         if silent is None:
             private.run()
         stopped = child.stop()
-    columns = {"controller_stop": stopped, "late_ticks": str(private.stats.late)}
+    stats = private.stats
+    columns = {"controller_stop": stopped, "late_ticks": str(stats.late),
+               "max_late_ms": f"{stats.max_lateness_s * 1e3:.1f}"}
     failure = silent or watchdogs[0].failure
     if failure is not None:
         raise ProgramFailed(failure, columns)
