@@ -20,10 +20,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import can
 
@@ -53,34 +53,18 @@ class ProgramFailed(Exception):
         self.columns = columns
 
 
-class _NoIface(Mapping[str, Any]):
-    """The placeholders; ``{iface}`` explains itself on a host where cases run on udp_multicast."""
-
-    def __init__(self, values: dict[str, Any]) -> None:
-        self._values = values
-
-    def __getitem__(self, key: str) -> Any:
-        if key == "iface" and key not in self._values:
-            raise KeyError("iface (a SocketCAN interface; these cases run on udp_multicast: use "
-                           "{channel} and {port})")
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-
 def command_line(program: Program, settings: Settings, channel: str, port: int, case_id: str) -> list[str]:
     """The program's argv for a case: ``{channel}``, ``{port}``, ``{interface}``, ``{id}``,
     ``{python}`` (the interpreter running ecu-sim) and any setting as ``{section.key}``."""
-    places = _NoIface({"channel": channel, "port": port, "interface": "udp_multicast", "id": case_id,
-                       "python": sys.executable, **{s: getattr(settings, s) for s in SECTIONS}})
+    places = {"channel": channel, "port": port, "interface": "udp_multicast", "id": case_id,
+              "python": sys.executable, **{s: getattr(settings, s) for s in SECTIONS}}
     try:
         return [word.format_map(places) for word in shlex.split(program.command)]
     except KeyError as exc:
         name = exc.args[0] if exc.args else "?"
+        if name == "iface":
+            raise ConfigError(f"{program.origin}: {{iface}} is a SocketCAN interface, and these cases run "
+                              "on udp_multicast: use {channel} and {port}") from None
         raise ConfigError(f"{program.origin}: the placeholder {{{name}}} names no setting; use "
                           "{channel}, {port}, {interface}, {id}, {python} or {section.key}") from None
     except AttributeError as exc:

@@ -165,6 +165,12 @@ def test_a_placeholder_that_names_no_setting_is_refused_in_one_line(cli_main: Cl
     assert "line 3" in result.err
 
 
+def test_a_socketcan_interface_placeholder_is_refused_on_a_udp_bus(cli_main: Cli, tmp_path: Path) -> None:
+    result = cli_main("campaign", str(campaign(tmp_path, "{python} x.py --iface {iface}")),
+                      "--out", str(tmp_path / "out"))
+    assert result.status == 2 and "{iface} is a SocketCAN interface" in result.err
+
+
 def test_command_replaces_only_a_program_the_file_has(cli_main: Cli, tmp_path: Path) -> None:
     path = tmp_path / "plain.toml"
     path.write_text("[base]\nrun.duration_s = 1\n")
