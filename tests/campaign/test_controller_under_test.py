@@ -146,6 +146,15 @@ def test_the_progress_of_cases_in_real_time_shows_how_many_run_and_how_many_are_
     assert "3/5 cases, 2 running" in progress.text(1.0)
 
 
+def test_a_case_with_a_controller_under_test_runs_on_a_dask_worker(cli_main: Cli, tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    result = cli_main("campaign", str(campaign(tmp_path, EXAMPLE)), "--out", str(tmp_path / "out"),
+                      "--executor", "dask", "--workers", "1")
+    assert result.status == 0, result.err
+    (row,) = table(tmp_path / "out" / "results.csv")
+    assert (row["status"], row["error"], row["controller_stop"]) == ("ok", "", "SIGTERM")
+
+
 # -- bad input -----------------------------------------------------------------------------------------
 
 
