@@ -110,11 +110,30 @@ def difference(a: Trace, b: Trace, by_distance: bool, tolerance: Tolerance) -> D
         return Difference(math.inf, math.inf, math.inf, math.inf, 0.0)
     names = [name for name in COMMANDS if name in a.commands and name in b.commands]
     speed = [b_speed - a.speed_kph[i] for i, b_speed, _ in pairs]
-    command = [max((abs(commands[n] - a.commands[n][i]) for n in names), default=0.0)
-               for i, _, commands in pairs]
+    command = [max((_nearest(a.commands[n][i], b.commands[n], j) for n in names), default=0.0)
+               for (i, _, _), j in zip(pairs, _positions(a, b, by_distance), strict=False)]
     first = next((a.t_s[i] for (i, _, _), dv, dc in zip(pairs, speed, command, strict=True)
                   if abs(dv) > tolerance.speed_kph or dc > tolerance.command_pct), None)
     return Difference(max(map(abs, speed)), _rms(speed), max(command), _rms(command), first)
+
+
+def _nearest(value: float, series: list[float], at: int) -> float:
+    """The command difference at a tick: against the other run's command at that tick or either
+    side of it. A frame that fell one tick earlier or later in one run (real time) is no
+    difference; a step that stays shifted for longer is."""
+    return min(abs(series[k] - value) for k in range(max(0, at - 1), min(len(series), at + 2)))
+
+
+def _positions(a: Trace, b: Trace, by_distance: bool) -> Iterator[int]:
+    """Where each aligned tick of ``a`` is in ``b``."""
+    if not by_distance:
+        yield from range(min(len(a.t_s), len(b.t_s)))
+        return
+    for where in a.distance_m:
+        j = bisect.bisect_left(b.distance_m, where)
+        if j >= len(b.distance_m):
+            return
+        yield j
 
 
 def _aligned(a: Trace, b: Trace, by_distance: bool) -> Iterator[tuple[int, float, dict[str, float]]]:

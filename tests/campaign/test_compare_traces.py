@@ -28,7 +28,7 @@ def flat(kph: float) -> Speed:
     return lambda tick: kph
 
 
-def version(folder: Path, cases: dict[str, Sequence[Speed]], app: float = 30.0,
+def version(folder: Path, cases: dict[str, Sequence[Speed]], app: float | Speed = 30.0,
             status: str = "ok") -> str:
     """A results table with a row per run of each case (``ID-1`` .. ``ID-R``), and their traces."""
     (folder / "traces").mkdir(parents=True)
@@ -40,7 +40,8 @@ def version(folder: Path, cases: dict[str, Sequence[Speed]], app: float = 30.0,
             with open(folder / "traces" / f"{run_id}.csv", "w", newline="") as out:
                 out.write("t_s,speed_kph,app_pct,grade_pct,distance_m\n")
                 for tick in range(TICKS):
-                    out.write(f"{1000 + tick * 0.1:.3f},{speed(tick):.6f},{app:.4f},0,{tick * 2.5:.3f}\n")
+                    pedal = app(tick) if callable(app) else app
+                    out.write(f"{1000 + tick * 0.1:.3f},{speed(tick):.6f},{pedal:.4f},0,{tick * 2.5:.3f}\n")
     with open(folder / "results.csv", "w", newline="") as out:
         writer = csv.DictWriter(out, ["id", "status", "run.set_speed_kph"])
         writer.writeheader()
@@ -74,6 +75,18 @@ def test_a_command_difference_alone_differs(tmp_path: Path) -> None:
     found = verdict_of(a, b)
     assert found.verdict == "differs"
     assert found.first is not None and found.first.command_max == pytest.approx(10.0)
+
+
+def test_a_command_step_one_tick_earlier_is_no_difference(tmp_path: Path) -> None:
+    a = version(tmp_path / "a", {"c1": [flat(90)]}, app=lambda tick: 0.0 if tick < 10 else 100.0)
+    b = version(tmp_path / "b", {"c1": [flat(90)]}, app=lambda tick: 0.0 if tick < 9 else 100.0)
+    assert verdict_of(a, b).verdict == "same"
+
+
+def test_a_command_step_three_ticks_later_differs(tmp_path: Path) -> None:
+    a = version(tmp_path / "a", {"c1": [flat(90)]}, app=lambda tick: 0.0 if tick < 10 else 100.0)
+    b = version(tmp_path / "b", {"c1": [flat(90)]}, app=lambda tick: 0.0 if tick < 13 else 100.0)
+    assert verdict_of(a, b).verdict == "differs"
 
 
 def test_a_difference_no_larger_than_the_spread_within_each_version_is_the_same(tmp_path: Path) -> None:
