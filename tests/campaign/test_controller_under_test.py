@@ -267,6 +267,9 @@ def test_the_process_table_reader_finds_a_tagged_process() -> None:
     tag = f"cut-tag-{uuid.uuid4().hex}"
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", tag]) as sleeper:
         try:
+            waited = time.monotonic() + HANG_S  # until the child has exec'd: its command line is then its own
+            while not controllers_with(tag) and time.monotonic() < waited:
+                time.sleep(0.05)
             assert controllers_with(tag) == [sleeper.pid]
         finally:
             sleeper.kill()
