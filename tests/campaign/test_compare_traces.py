@@ -29,21 +29,22 @@ def flat(kph: float) -> Speed:
 
 
 def version(folder: Path, cases: dict[str, Sequence[Speed]], app: float | Speed = 30.0,
-            status: str = "ok") -> str:
+            status: str = "ok", route: str = "",
+            metres: Callable[[int], float] = lambda tick: tick * 2.5) -> str:
     """A results table with a row per run of each case (``ID-1`` .. ``ID-R``), and their traces."""
     (folder / "traces").mkdir(parents=True)
     rows = []
     for case, runs in cases.items():
         for number, speed in enumerate(runs, 1):
             run_id = f"{case}-{number}" if len(runs) > 1 else case
-            rows.append({"id": run_id, "status": status, "run.set_speed_kph": "90"})
+            rows.append({"id": run_id, "status": status, "run.set_speed_kph": "90", "run.grade_file": route})
             with open(folder / "traces" / f"{run_id}.csv", "w", newline="") as out:
                 out.write("t_s,speed_kph,app_pct,grade_pct,distance_m\n")
                 for tick in range(TICKS):
                     pedal = app(tick) if callable(app) else app
-                    out.write(f"{1000 + tick * 0.1:.3f},{speed(tick):.6f},{pedal:.4f},0,{tick * 2.5:.3f}\n")
+                    out.write(f"{1000 + tick * 0.1:.3f},{speed(tick):.6f},{pedal:.4f},0,{metres(tick):.3f}\n")
     with open(folder / "results.csv", "w", newline="") as out:
-        writer = csv.DictWriter(out, ["id", "status", "run.set_speed_kph"])
+        writer = csv.DictWriter(out, ["id", "status", "run.set_speed_kph", "run.grade_file"])
         writer.writeheader()
         writer.writerows(rows)
     return str(folder / "results.csv")
@@ -107,6 +108,21 @@ def test_pairs_that_are_close_and_far_at_once_are_inconclusive(tmp_path: Path) -
     a = version(tmp_path / "a", {"c1": [flat(90), flat(91)]})  # spread 1, so a limit of 1.5
     b = version(tmp_path / "b", {"c1": [flat(91.4), flat(92.4)]})  # pairs 0.4 .. 2.4 apart
     assert verdict_of(a, b).verdict == "inconclusive"
+
+
+def test_a_case_on_a_route_is_aligned_by_the_distance_driven(tmp_path: Path) -> None:
+    def by_place(metres: Callable[[int], float]) -> Speed:
+        return lambda tick: 80.0 if metres(tick) < 50.0 else 90.0  # the speed a hill sets, by place
+
+    def late(tick: int) -> float:  # the same road, reached five ticks later
+        return max(0.0, (tick - 5) * 2.5)
+
+    def early(tick: int) -> float:
+        return tick * 2.5
+
+    a = version(tmp_path / "a", {"c1": [by_place(early)]}, route="hilly.csv", metres=early)
+    b = version(tmp_path / "b", {"c1": [by_place(late)]}, route="hilly.csv", metres=late)
+    assert verdict_of(a, b).verdict == "same"
 
 
 def test_a_case_missing_from_the_second_table_is_inconclusive(tmp_path: Path) -> None:
