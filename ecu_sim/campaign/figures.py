@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import can
 
 from ecu_sim.bus.listener import Direction
+from ecu_sim.cosim.stepper import Stepper
+from ecu_sim.runs.private import PrivateRun
 from ecu_sim.runs.simulation import Simulation
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.vehicle.class6 import STANDARD_PAYLOAD_KG, Class6Params, Class6State
@@ -30,6 +32,10 @@ from ecu_sim.vehicle.params import KPH_PER_MPS
 
 #: engine speed to angular speed: 2 pi / 60
 RAD_S_PER_RPM = 0.10471975511965977
+
+#: the runs a probe watches: a simulation, the ECU in real time beside a controller under test, or
+#: the ECU stepped by a co-simulation peer
+Run = Simulation | PrivateRun | Stepper
 
 #: the figures of a row, in column order, with what is better: "lower", "higher" or "" (no order)
 FIGURES: dict[str, str] = {
@@ -59,7 +65,7 @@ FIGURES: dict[str, str] = {
 class Probe:
     """Collects the series of one run; attach it with ``Simulation(..., watch=Probe.watch)``."""
 
-    def __init__(self, simulation: Simulation) -> None:
+    def __init__(self, simulation: Run) -> None:
         self.simulation = simulation
         self.speed_mps = array("d")
         self.app_pct = array("d")
@@ -133,7 +139,7 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     return row
 
 
-def fuel(sim: Simulation) -> dict[str, str]:
+def fuel(sim: Run) -> dict[str, str]:
     """Fuel used, per 100 km and as g CO2 per tonne-km of payload, for a truck with an engine map
     (class6; none for the testbed). The payload is the standard one its test mass carries plus the
     run's ``[vehicle] payload_kg``; CO2 is EPA's per litre of diesel (docs/vehicle.md)."""
@@ -149,7 +155,7 @@ def fuel(sim: Simulation) -> dict[str, str]:
     return found
 
 
-def dtcs_raised(sim: Simulation) -> int:
+def dtcs_raised(sim: Run) -> int:
     """How often a DTC went active on the ECU and the CCM (each occurrence counts, cleared or not);
     0 where a node has no J1939 part (an 11-bit profile)."""
     total = 0
