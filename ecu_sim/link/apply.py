@@ -140,6 +140,15 @@ def ensure_vcan(name: str) -> list[str]:
     return created + list(plan.report)
 
 
+def delete(name: str) -> bool:
+    """Delete the interface if it is there; whether it was."""
+    with _netlink(name, "delete") as ipr:
+        if _get_message(ipr, name) is None:
+            return False
+        ipr.link("del", ifname=name)
+    return True
+
+
 def configure(name: str, bitrate: int | None = None, restart_ms: int | None = None,
               berr_reporting: bool | None = None, listen_only: bool | None = None) -> list[str]:
     """Apply controller settings and leave the link up; returns what changed (empty: nothing to do).
