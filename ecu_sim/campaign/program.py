@@ -33,6 +33,7 @@ from ecu_sim.campaign.matrix import Case
 from ecu_sim.campaign.spec import Program
 from ecu_sim.errors import ConfigError
 from ecu_sim.io.trace import CsvTrace
+from ecu_sim.link.private import private_vcan, socketcan_problem
 from ecu_sim.runs.private import PrivateRun, private_address
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.runtime.ticks import ticks_in
@@ -41,6 +42,8 @@ from ecu_sim.settings.model import SECTIONS, Settings
 #: the columns a controller under test adds to a row: how it was stopped, the ECU's late ticks
 #: (started more than a tenth of a period after their deadline) and the latest tick's lateness
 COLUMNS = ("controller_stop", "late_ticks", "max_late_ms")
+#: the bus's placeholders, by whether the cases run on SocketCAN
+_BUS_PLACES = {False: "{channel}, {port}", True: "{iface}, {channel}"}
 #: Linux's prctl option that signals a child when the thread that started it dies
 _PR_SET_PDEATHSIG = 1
 
@@ -55,18 +58,26 @@ class ProgramFailed(Exception):
 
 def command_line(program: Program, settings: Settings, channel: str, port: int, case_id: str) -> list[str]:
     """The program's argv for a case: ``{channel}``, ``{port}``, ``{interface}``, ``{id}``,
-    ``{python}`` (the interpreter running ecu-sim) and any setting as ``{section.key}``."""
-    places = {"channel": channel, "port": port, "interface": "udp_multicast", "id": case_id,
-              "python": sys.executable, **{s: getattr(settings, s) for s in SECTIONS}}
+    ``{python}`` (the interpreter running ecu-sim) and any setting as ``{section.key}``; on
+    SocketCAN ``{iface}`` (also ``{channel}``) instead of ``{port}``."""
+    bus: dict[str, object] = ({"iface": channel, "channel": channel, "interface": "socketcan"}
+                              if program.socketcan else
+                              {"channel": channel, "port": port, "interface": "udp_multicast"})
+    places = {**bus, "id": case_id, "python": sys.executable, **{s: getattr(settings, s) for s in SECTIONS}}
     try:
         return [word.format_map(places) for word in shlex.split(program.command)]
     except KeyError as exc:
         name = exc.args[0] if exc.args else "?"
         if name == "iface":
             raise ConfigError(f"{program.origin}: {{iface}} is a SocketCAN interface, and these cases run "
-                              "on udp_multicast: use {channel} and {port}") from None
+                              "on udp_multicast: use {channel} and {port}, or socketcan = true in "
+                              "[program] (--socketcan)") from None
+        if name == "port":
+            raise ConfigError(f"{program.origin}: {{port}} is a udp_multicast port, and these cases run "
+                              "on SocketCAN: use {iface}") from None
         raise ConfigError(f"{program.origin}: the placeholder {{{name}}} names no setting; use "
-                          "{channel}, {port}, {interface}, {id}, {python} or {section.key}") from None
+                          f"{_BUS_PLACES[program.socketcan]}, {{interface}}, {{id}}, {{python}} or "
+                          "{section.key}") from None
     except AttributeError as exc:
         raise ConfigError(f"{program.origin}: a placeholder names no setting ({exc})") from None
     except (ValueError, IndexError) as exc:
@@ -74,13 +85,17 @@ def command_line(program: Program, settings: Settings, channel: str, port: int, 
 
 
 def check(program: Program, settings: Settings, folder: str) -> None:
-    """Refuse before any case runs a command whose placeholders or program cannot work."""
-    argv = command_line(program, settings, "239.74.0.1", 1, "0")
+    """Refuse before any case runs a command whose placeholders or program cannot work, or
+    SocketCAN asked of a host without it."""
+    argv = command_line(program, settings, "vcan0" if program.socketcan else "239.74.0.1", 1, "0")
     if not argv:
         raise ConfigError(f"{program.origin}: the command is empty")
     if _executable(argv[0], folder) is None:
         raise ConfigError(f"{program.origin}: command not found: {argv[0]} (a program on PATH, or a "
                           "path relative to the campaign file)")
+    if program.socketcan and (problem := socketcan_problem()) is not None:
+        raise ConfigError(f"SocketCAN was asked for (socketcan = true or --socketcan) and {problem}: run "
+                          "where vcan exists (scripts/vm-test's VM), or drop it for udp_multicast")
 
 
 def _executable(name: str, folder: str) -> str | None:
@@ -94,11 +109,13 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
     """Run the case in real time against the program; its figures, how the program was stopped
     and the ECU's late ticks. ProgramFailed when the program ended the case."""
     settings = case.settings()
-    address = private_address()
-    argv = command_line(program, settings, *address, case.id)
     probes: list[Probe] = []
     watchdogs: list[Watchdog] = []
     with ExitStack() as stack:
+        # entered first, so the vcan outlives the program and the ECU on it and goes last
+        iface = stack.enter_context(private_vcan()) if program.socketcan else None
+        address = private_address()
+        argv = command_line(program, settings, iface or address[0], address[1], case.id)
         child = stack.enter_context(Child(argv, case.folder, program.grace_s))
 
         def watch(run: PrivateRun) -> list[TickObserver]:
@@ -112,7 +129,7 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
                 found.append(_StopAt(run, case.distance_m))
             return found
 
-        private = stack.enter_context(PrivateRun(settings, watch, address))
+        private = stack.enter_context(PrivateRun(settings, watch, address, iface))
         silent = _first_frame(private, child, program.silent_s)
         if silent is None:
             private.run()

@@ -35,6 +35,8 @@ class Options:
     parquet: bool = False
     #: ``--command``: the controller under test's command instead of the file's ``[program]`` one
     command: str | None = None
+    #: ``--socketcan``: each case on a vcan of its own, as ``[program] socketcan = true``
+    socketcan: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,16 +57,23 @@ def columns(cases: list[matrix.Case]) -> list[str]:
     return [*HEAD, *settings, *FIGURES, *extra, *TAIL]
 
 
-def load(path: str, command: str | None = None) -> list[matrix.Case]:
-    """The campaign's cases, ``command`` replacing its program's; ConfigError for a bad file, or
-    a program that cannot be started with some case's settings."""
+def load(path: str, command: str | None = None, socketcan: bool = False) -> list[matrix.Case]:
+    """The campaign's cases, ``command`` replacing its program's and ``socketcan`` putting them on
+    vcans; ConfigError for a bad file, or a program that cannot be started with some case's
+    settings."""
     campaign = spec.load(path)
-    if command is not None:
-        if campaign.program is None:
-            raise ConfigError(f"--command replaces the command of a campaign's [program], and {path} "
-                              "has none")
+    if command is not None or socketcan:
+        chosen = campaign.program
+        if chosen is None:
+            flag = "--command" if command is not None else "--socketcan"
+            raise ConfigError(f"{flag} is for a controller under test's [program], and {path} has none")
+        if socketcan and chosen.cosim:
+            raise ConfigError(f"--socketcan: {path}'s [program] has cosim = true, which steps the ECU "
+                              "over a UDP port: there is no CAN bus to put on SocketCAN")
+        if command is not None:
+            chosen = dataclasses.replace(chosen, command=command, origin="--command")
         campaign = dataclasses.replace(campaign, program=dataclasses.replace(
-            campaign.program, command=command, origin="--command"))
+            chosen, socketcan=chosen.socketcan or socketcan))
     cases = matrix.expand(campaign)
     for case in cases:
         if case.program is not None:
@@ -74,7 +83,7 @@ def load(path: str, command: str | None = None) -> list[matrix.Case]:
 
 def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
     """Run the campaign in ``path``; ConfigError for a bad file before any case runs."""
-    cases = load(path, options.command)
+    cases = load(path, options.command, options.socketcan)
     results = Results(options.out, columns(cases), options.resume, options.overwrite)
     todo = [case for case in cases if case.id not in results.rows]
     traces = None

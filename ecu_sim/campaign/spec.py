@@ -37,7 +37,7 @@ _TOP_LEVEL = ("campaign", "base", "matrix", "case", "random", "program")
 _OPTIONS = {"name": str, "settle_band_kph": float, "config": str, "distance_m": float}
 _RANDOM_OPTIONS = {"count": int, "seed": int}
 _PROGRAM_OPTIONS = {"command": str, "grace_s": float, "silent_s": float, "flood_fps": float,
-                    "repeat": int, "cosim": bool}
+                    "repeat": int, "cosim": bool, "socketcan": bool}
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ class Program:
     repeat: int = 1
     #: the program speaks the co-simulation protocol: the case runs in virtual time, in lockstep
     cosim: bool = False
+    #: each case on a vcan of its own (``{iface}``) instead of a host-local udp_multicast group
+    socketcan: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,9 @@ class _Reader:
         for key in ("grace_s", "silent_s", "flood_fps", "repeat"):
             if key in found and not found[key] > 0:
                 raise self.fail(f"{key} must be > 0 (got {found[key]!r})", "program", key)
+        if found.get("cosim") and found.get("socketcan"):
+            raise self.fail("cosim = true steps the ECU over a UDP port, so there is no CAN bus to put "
+                            "on SocketCAN: drop socketcan or cosim", "program", "socketcan")
         origin = f"[program] command in {self.path} line {line_of(self.lines, 'program', 'command')}"
         numbers = {k: v for k, v in found.items() if k != "command"}
         return Program(command=str(found["command"]), origin=origin, **numbers)

@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--command", metavar="COMMAND",
                      help="the controller under test's command line instead of the file's [program] "
                           "command (another version of it: its cases keep their ids)")
+    run.add_argument("--socketcan", action="store_true",
+                     help="each case of a controller under test on a vcan of its own ({iface}; needs "
+                          "SocketCAN and CAP_NET_ADMIN) instead of a udp_multicast group")
     run.add_argument("--parquet", action="store_true",
                      help="also write OUT/results.parquet (the 'parquet' extra: pyarrow)")
     compare = parser.add_argument_group("compare")
@@ -82,7 +85,7 @@ def _campaign(args: argparse.Namespace, path: str) -> int:
     options = runner.Options(out=out, workers=args.workers or executors.default_workers(),
                              executor=args.executor, scheduler=args.scheduler, resume=args.resume,
                              overwrite=args.overwrite, keep_traces=args.keep_traces, parquet=args.parquet,
-                             command=args.command)
+                             command=args.command, socketcan=args.socketcan)
     try:
         outcome = runner.run(path, options, sys.stderr)
     except KeyboardInterrupt:

@@ -2,10 +2,11 @@
 
 A campaign that tests another program (``ecu_sim.campaign.program``) runs one of these per case.
 It is the ECU a real run builds (same ``prepare``, road, faults, ``build_node`` and real clock),
-on a ``udp_multicast`` group and port no other case shares, so cases run side by side without
-hearing each other. Like :class:`~ecu_sim.runs.simulation.Simulation` it exposes ``ecu``,
-``faults``, ``ccm`` and ``settings``, so the campaign's key figures are computed from either the
-same way; ``ccm`` is always None: the controller is the other program, not a node of ours.
+on a ``udp_multicast`` group and port no other case shares (or a SocketCAN interface made for
+it alone), so cases run side by side without hearing each other. Like
+:class:`~ecu_sim.runs.simulation.Simulation` it exposes ``ecu``, ``faults``, ``ccm`` and
+``settings``, so the campaign's key figures are computed from either the same way; ``ccm`` is
+always None: the controller is the other program, not a node of ours.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import socket
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from types import TracebackType
+
+import can
 
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 from ecu_sim.bus.port import Port
@@ -54,15 +57,17 @@ class PrivateRun:
     """An ECU on its own host-local bus, ticking in real time; closing it closes the bus."""
 
     def __init__(self, settings: Settings, watch: Watch | None = None,
-                 address: tuple[str, int] | None = None) -> None:
-        """``address``: the bus's group and port (default: :func:`private_address`)."""
+                 address: tuple[str, int] | None = None, iface: str | None = None) -> None:
+        """``address``: the bus's group and port (default: :func:`private_address`); ``iface``: a
+        SocketCAN interface instead, which the caller made for this run alone."""
         settings, profile = prepare(settings)
         self.group, self.port_number = private_address() if address is None else address
         schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
         injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
         self._stack = ExitStack()
         with self._stack:
-            bus = HostLocalUdpMulticastBus(channel=self.group, port=self.port_number)
+            bus: can.BusABC = (HostLocalUdpMulticastBus(channel=self.group, port=self.port_number)
+                               if iface is None else can.Bus(interface="socketcan", channel=iface))
             self.port = self._stack.enter_context(
                 Port(bus, own_ids=NodeKind.ECU.frame_ids(profile, settings)))
             built = build_node(NodeKind.ECU, self.port, profile, settings,
