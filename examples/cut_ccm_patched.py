@@ -7,6 +7,7 @@ accelerator pedal (0x18F00326, byte 6, 1 %/bit, offset -125 %) every 100 ms from
 with ecu-sim's gains and anti-windup. Until it has heard a speed it sends APP 0. SIGTERM ends it.
 
   python3 examples/cut_ccm.py --channel 239.74.163.2 --port 43113 --set-speed 90
+  python3 examples/cut_ccm.py --interface socketcan --channel vcan0 --set-speed 90
 """
 
 from __future__ import annotations
@@ -56,10 +57,14 @@ def app_frame(app_pct: float) -> can.Message:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--channel", required=True, help="the udp_multicast group")
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--interface", default="udp_multicast", help="udp_multicast (default) or socketcan")
+    parser.add_argument("--channel", required=True, help="the udp_multicast group, or the CAN interface")
+    parser.add_argument("--port", type=int, help="the udp_multicast port")
     parser.add_argument("--set-speed", type=float, required=True, help="km/h")
     args = parser.parse_args()
+    if args.interface == "udp_multicast" and args.port is None:
+        parser.error("udp_multicast needs --port")
+    where = ({"port": args.port, "hop_limit": 0} if args.interface == "udp_multicast" else {})
     running = True
 
     def stop(signum: int, frame: object) -> None:
@@ -68,7 +73,7 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     controller, speed = PI(), None
-    with can.Bus(interface="udp_multicast", channel=args.channel, port=args.port, hop_limit=0) as bus:
+    with can.Bus(interface=args.interface, channel=args.channel, **where) as bus:
         due = time.monotonic()
         while running:
             msg = bus.recv(max(0.0, due - time.monotonic()))
