@@ -8,6 +8,7 @@ order is fixed, so the same case gives the same frames bit for bit.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -34,14 +35,15 @@ class AttackSetup:
     scenario: str = ""
 
 
-def attacker(stack: ExitStack, bus: can.BusABC, setup: AttackSetup, settings: Settings, profile: Profile,
-             duration_s: float) -> AttackerNode:
-    """The attacker node on ``bus`` (closed with ``stack``); ConfigError for a bad attack."""
+def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC], setup: AttackSetup, settings: Settings,
+             profile: Profile, duration_s: float) -> AttackerNode:
+    """The attacker node on a bus of ``open_bus`` (closed with ``stack``); ConfigError for a bad
+    attack, before the bus is opened."""
     attacks = [parse_attack(text) for text in setup.attacks]
     check_windows(attacks, duration_s)
     period = settings.run.resolved_period_s
     plan = AttackPlan(attacks, profile.database, period, setup.seed)
-    port = stack.enter_context(Port(bus, []))
+    port = stack.enter_context(Port(open_bus(), []))
     capture = None
     if setup.capture is not None:
         capture = stack.enter_context(LabelledCapture(setup.capture, _header(setup, settings, plan)))

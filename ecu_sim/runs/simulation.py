@@ -120,9 +120,10 @@ class Simulation:
                     app, driver.app_pct))
             self.attacker: AttackerNode | None = None
             if attack is not None:
-                bus = direct.bus() if direct is not None else can.Bus(
-                    interface="virtual", channel=channel, receive_own_messages=False)
-                self.attacker = attacked.attacker(self._stack, bus, attack, settings, profile,
+                def attacker_bus() -> can.BusABC:
+                    return direct.bus() if direct is not None else can.Bus(
+                        interface="virtual", channel=channel, receive_own_messages=False)
+                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, profile,
                                                   _duration_s(settings))
                 nodes.append(self.attacker)
             stats = LoopStats()
