@@ -14,6 +14,7 @@ from typing import TextIO
 
 from ecu_sim.campaign import executors, matrix, spec
 from ecu_sim.campaign.case import FAILED, HEAD, TAIL
+from ecu_sim.campaign.effect import EFFECT_FIGURES
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.progress import CampaignProgress
 from ecu_sim.campaign.results import Results
@@ -46,7 +47,8 @@ def columns(cases: list[matrix.Case]) -> list[str]:
     settings: dict[str, None] = {}
     for case in cases:
         settings.update(dict.fromkeys(dotted for dotted, _, _ in case.values))
-    return [*HEAD, *settings, *FIGURES, *TAIL]
+    attacked = any(case.attack()[0] for case in cases)
+    return [*HEAD, *settings, *FIGURES, *(EFFECT_FIGURES if attacked else ()), *TAIL]
 
 
 def run(path: str, options: Options, progress_out: TextIO) -> Outcome:

@@ -8,7 +8,7 @@ order is fixed, so the same case gives the same frames bit for bit.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -33,6 +33,17 @@ class AttackSetup:
     capture: str | None = None
     #: what the dataset's manifest calls the case (a campaign's case id)
     scenario: str = ""
+
+
+def check(attacks: Sequence[str], where: str) -> None:
+    """ConfigError naming ``where`` for an attack that is not one; before anything runs."""
+    for text in attacks:
+        parse_attack(text, where)
+
+
+def first_start_s(attacks: Sequence[str]) -> float:
+    """When the first of ``attacks`` begins, in seconds from the start of the run."""
+    return min(parse_attack(text).start_s for text in attacks)
 
 
 def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC], setup: AttackSetup, settings: Settings,
