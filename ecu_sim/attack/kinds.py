@@ -135,7 +135,7 @@ def _spoof(attack: Attack, database: Database, period_s: float, rng: random.Rand
 
 def _message(database: Database, name: str, attack: Attack) -> Message:
     for message in database.messages:
-        if message.name.lower() == name:
+        if message.name.lower() == name.lower():
             return message
     names = ", ".join(sorted(m.name for m in database.messages))
     raise ConfigError(f"--attack {attack.text!r}: the DBC has no message {name!r}; it has {names}")

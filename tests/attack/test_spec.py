@@ -64,3 +64,25 @@ def test_a_vcan_interface_counts_as_virtual_and_a_device_backed_one_does_not(tmp
 @pytest.mark.parametrize("interface", ["virtual", "udp_multicast"])
 def test_python_cans_in_host_buses_count_as_virtual(interface: str) -> None:
     assert is_virtual(interface, "any")
+
+
+def test_list_names_every_attack_with_its_parameters_and_defaults(cli_main: Cli) -> None:
+    from ecu_sim.attack.spec import KINDS
+
+    result = cli_main("attack", "--list")
+    assert result.status == 0
+    listed = {line.split()[0] for line in result.out.splitlines() if not line.startswith(" ")}
+    assert listed == set(KINDS)
+    assert "target=0x00,source=0xf9,pgn=0xfeeb,rate=2000" in result.out
+
+
+def test_every_attack_kind_builds_its_frames_from_the_j1939_profile() -> None:
+    from ecu_sim.attack.plan import AttackPlan
+    from ecu_sim.attack.spec import KINDS
+    from ecu_sim.codec.profile import Profile
+
+    needs = {"tsc1": ":speed=1500"}
+    attacks = [parse_attack(f"{kind}{needs.get(kind, '')}@0+1") for kind in KINDS]
+    plan = AttackPlan(attacks, Profile.load("j1939").database, 0.01, seed=1)
+    labels = {label for tick in range(100) for _, label in plan.frames_at(tick)}
+    assert labels == set(range(1, len(KINDS) + 1))
