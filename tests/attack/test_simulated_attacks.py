@@ -115,3 +115,13 @@ def test_dm1_spoofed_in_the_engines_name_is_labelled_apart_from_the_engines_own(
     spoofed = [msg for msg, label in labelled(capture) if label == 1]
     assert len(spoofed) == 6
     assert all(msg.arbitration_id & 0x3FFFFFF == 0x18FECA00 & 0x3FFFFFF for msg in spoofed)
+
+
+def test_a_masquerade_is_the_victim_silenced_then_its_messages_sent_in_its_name(cli_main: Cli,
+                                                                              tmp_path: Path) -> None:
+    capture, _ = simulate(cli_main, tmp_path, "claim:target=0x00@2",
+                          "spoof:message=eec1,spn=190,value=3000@4+2")
+    frames = labelled(capture)
+    from_engine = [(msg, label) for msg, label in frames if 4.0 <= msg.timestamp < 6.0
+                   and source_address_of(msg.arbitration_id) == 0x00]
+    assert from_engine and {label for _, label in from_engine} == {2}
