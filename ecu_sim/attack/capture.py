@@ -55,9 +55,12 @@ class LabelledCapture:
             self.add(msg, BENIGN)
 
     def add(self, msg: can.Message, label: int) -> None:
-        if self.now is not None:
-            msg = can.Message(timestamp=self.now, arbitration_id=msg.arbitration_id, data=msg.data,
-                              is_extended_id=msg.is_extended_id, is_rx=label == BENIGN)
+        now = self.now
+        if now is not None and msg.timestamp != now:
+            # python-can's virtual bus stamps the wall clock; the in-process link already the tick's
+            # time, so its frames are written as they are, uncopied
+            msg = can.Message(timestamp=now, arbitration_id=msg.arbitration_id, data=msg.data,
+                              is_extended_id=msg.is_extended_id, is_rx=msg.is_rx)
         self._log.on_message_received(msg)
         self._labels.write(f"{label}\n")
         self.frames += 1

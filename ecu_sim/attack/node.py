@@ -43,6 +43,7 @@ class AttackerNode:
         capture, send = self.capture, self.port.send
         if transmit:
             for msg, label in self.plan.frames_at(k):
+                msg.is_rx = False  # the capture marks the attacker's own frames T, as candump does
                 if not self.virtual:
                     msg.timestamp = time.time()
                 send(msg)
