@@ -283,6 +283,8 @@ NOT_HERE = (
      "a co-simulation pair, the server waiting for its peer (tests/cosim/test_cosim_cli.py runs both)"),
     (re.compile(r"\bexamples/acc\.py\b"), "a real-time controller against a running truck for a minute "
                                           "(tests/powertrain/test_acc_example.py runs the pair)"),
+    (re.compile(r"\bexamples/detector\.py\b"), "needs the datasets of two attack campaigns "
+                                               "(tests/attack/test_detector_example.py runs it)"),
     (re.compile(r"\becu-sim campaign\b"), "minutes of simulation, or a cluster (tests/test_campaign*.py "
                                            "run campaigns through the command line)"),
     (re.compile(r"\becu-sim driver\b"), "needs an input device or a terminal (tests/test_driver*.py and "
@@ -323,7 +325,7 @@ SHIM = '''#!{python}
 """The documentation's ecu-sim, shortened: a run lasts {seconds} s, whatever the example says."""
 import os, sys
 args = sys.argv[1:]
-untimed = ("link", "replay", "plot", "export-fmu", "campaign", "--version", "-V", "--help", "-h")
+untimed = ("link", "replay", "plot", "export-fmu", "campaign", "dataset", "--version", "-V", "--help", "-h")
 if not args or args[0] not in untimed:
     if "--duration" in args:
         args[args.index("--duration") + 1] = "{seconds}"
