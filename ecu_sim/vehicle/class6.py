@@ -116,6 +116,9 @@ class Class6State(NamedTuple):
     #: is the pedal's alone), and the retarder's torque at the crank that acted (negative, or 0)
     engine_demand_nm: float = 0.0
     retarder_nm: float = 0.0
+    #: out of gear: in neutral (a controller's request, eco-roll), or synchronising the engine to
+    #: ``gear`` before the clutch closes again after neutral
+    neutral: bool = False
 
     @property
     def speed_kph(self) -> float:
@@ -169,12 +172,16 @@ class Class6Model:
                            self.fuel.rate_lph(rpm, actual), engine_demand_nm=demand)
 
     def step(self, s: Class6State, app_pct: float, brake_pct: float, sin_g: float,
-             dt_s: float, command: EngineCommand | None = None) -> Class6State:
+             dt_s: float, command: EngineCommand | None = None, neutral: bool = False) -> Class6State:
         """One tick of ``dt_s``: shift decision, then the speed in sub-steps with gear and pedal held.
 
         ``command`` is the engine controller's (TSC1, the retarder): its torque becomes the pedal
         position that asks for it at the tick's engine speed, held over the tick as a pedal is.
+        ``neutral`` is a controller's request for neutral (TC1): the truck rolls free of the engine,
+        which idles, until the request ends and a gear is engaged again (:meth:`_neutral`).
         """
+        if neutral or (s.neutral and s.shift_left_s <= 0.0):
+            return self._neutral(s, neutral, brake_pct, sin_g, dt_s)
         app = app_pct if app_pct > 0.0 else 0.0  # NaN counts as a released pedal
         app = 100.0 if app > 100.0 else app
         driver_app = app
@@ -188,6 +195,8 @@ class Class6Model:
             shift_left -= dt_s
             if shift_left <= 1e-9:
                 gear, shift_left = selected, 0.0
+            if s.neutral and shift_left > 0.0:  # the engine is still being brought to the gear's speed
+                return self._neutral(s._replace(shift_left_s=shift_left), False, brake_pct, sin_g, dt_s)
         else:
             rpm = s.speed_mps * self._rpm_per_mps[gear - 1]
             selected = p.schedule.choose(p.gear_ratios, gear, rpm, app, since, self.engine)
@@ -219,6 +228,46 @@ class Class6Model:
         return Class6State(v, distance, gear, selected, shift_left, since, rpm, actual, demand, brake,
                            fuel_lph, s.fuel_used_l + fuel_lph * dt_s / 3600.0, (v - s.speed_mps) / dt_s,
                            engine_demand, retarder_nm)
+
+    def _neutral(self, s: Class6State, requested: bool, brake_pct: float, sin_g: float,
+                 dt_s: float) -> Class6State:
+        """A tick out of gear: in neutral, or synchronising before the clutch closes again.
+
+        In neutral the wheels roll against the road alone (no motoring drag, the engine's inertia
+        not carried) and the engine idles on the map's idle fuel whatever the pedal: the low-idle
+        governor holds it. When the request ends, the gear the schedule would hold at this speed
+        is selected and the engine is brought to that gear's speed with the driveline still open,
+        for one shift time; only then does the clutch close (``step``'s shift), with the engine
+        already turning at the wheels' speed, so the engagement adds no torque of its own.
+        """
+        p = self.params
+        brake = brake_pct if brake_pct > 0.0 else 0.0
+        brake = 100.0 if brake > 100.0 else brake
+        cos_g = math.sqrt(1.0 - sin_g * sin_g)
+        static_n = p.crr * self._weight_n * cos_g + brake * 0.01 * self._brake_max_n
+        const_n = static_n + self._weight_n * sin_g
+        gear, since, shift_left = s.gear, s.since_shift_s + dt_s, s.shift_left_s
+        if requested:
+            shift_left = 0.0
+        elif shift_left <= 0.0:  # the request has ended: select the gear to engage
+            gear, shift_left, since = self.engage_gear(s.speed_mps), p.shift_time_s, 0.0
+        v, distance = self._open(s.speed_mps, s.distance_m, gear, 0.0, True, const_n, static_n, dt_s)
+        idle = self.engine.idle_rpm
+        rpm = idle if requested else max(idle, v * self._rpm_per_mps[gear - 1])
+        fuel_lph = self.fuel.rate_lph(rpm, 0.0)
+        return Class6State(v, distance, gear, gear, shift_left, since, rpm, 0.0, 0.0, brake, fuel_lph,
+                           s.fuel_used_l + fuel_lph * dt_s / 3600.0, (v - s.speed_mps) / dt_s,
+                           neutral=True)
+
+    def engage_gear(self, speed_mps: float) -> int:
+        """The highest gear that puts the engine clear above the released pedal's downshift line at
+        ``speed_mps``, so the schedule keeps it once engaged; first gear below that."""
+        schedule = self.params.schedule
+        least = schedule.down_rpm(0.0) + schedule.margin_rpm
+        for gear in range(len(self.params.gear_ratios), 1, -1):
+            if speed_mps * self._rpm_per_mps[gear - 1] >= least:
+                return gear
+        return 1
 
     def retarder_decel_per_nm(self, s: Class6State) -> float:
         """The deceleration (m/s^2) each N m of braking torque at the crank gives in state ``s``: 0
