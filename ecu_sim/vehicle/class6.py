@@ -26,9 +26,10 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from ecu_sim.checks import non_finite_fields
+from ecu_sim.vehicle import neutral
+from ecu_sim.vehicle.class6_state import Class6State as Class6State
 from ecu_sim.vehicle.engine import Engine, EngineCommand
 from ecu_sim.vehicle.fuel import FuelMap, FuelTable
 from ecu_sim.vehicle.fuel_data import cat3126e
@@ -92,37 +93,6 @@ class Class6Params:
         if self.substeps < 1:
             found.append(f"substeps must be >= 1 (got {self.substeps})")
         return found + self.schedule.problems(self.gear_ratios, self.idle_rpm)
-
-
-class Class6State(NamedTuple):
-    """The truck after a tick. ``gear`` is engaged; ``selected`` differs from it during a shift."""
-
-    speed_mps: float
-    distance_m: float
-    gear: int = 1
-    selected: int = 1
-    shift_left_s: float = 0.0
-    since_shift_s: float = 1e9
-    engine_rpm: float = 0.0
-    engine_nm: float = 0.0
-    demand_nm: float = 0.0
-    brake_pct: float = 0.0
-    #: fuel rate at the tick's end, L/h, and fuel used since the start: that rate times each tick
-    fuel_rate_lph: float = 0.0
-    fuel_used_l: float = 0.0
-    #: the tick's mean acceleration over the road, which an external brake request (XBR) closes on
-    accel_mps2: float = 0.0
-    #: the torque the engine was asked for after the controller's command and limit (``demand_nm``
-    #: is the pedal's alone), and the retarder's torque at the crank that acted (negative, or 0)
-    engine_demand_nm: float = 0.0
-    retarder_nm: float = 0.0
-    #: out of gear: in neutral (a controller's request, eco-roll), or synchronising the engine to
-    #: ``gear`` before the clutch closes again after neutral
-    neutral: bool = False
-
-    @property
-    def speed_kph(self) -> float:
-        return self.speed_mps * 3.6
 
 
 class Class6Model:
@@ -231,43 +201,19 @@ class Class6Model:
 
     def _neutral(self, s: Class6State, requested: bool, brake_pct: float, sin_g: float,
                  dt_s: float) -> Class6State:
-        """A tick out of gear: in neutral, or synchronising before the clutch closes again.
-
-        In neutral the wheels roll against the road alone (no motoring drag, the engine's inertia
-        not carried) and the engine idles on the map's idle fuel whatever the pedal: the low-idle
-        governor holds it. When the request ends, the gear the schedule would hold at this speed
-        is selected and the engine is brought to that gear's speed with the driveline still open,
-        for one shift time; only then does the clutch close (``step``'s shift), with the engine
-        already turning at the wheels' speed, so the engagement adds no torque of its own.
-        """
-        p = self.params
+        """A tick out of gear (ecu_sim.vehicle.neutral): the driveline open, the wheels free."""
         brake = brake_pct if brake_pct > 0.0 else 0.0
         brake = 100.0 if brake > 100.0 else brake
         cos_g = math.sqrt(1.0 - sin_g * sin_g)
-        static_n = p.crr * self._weight_n * cos_g + brake * 0.01 * self._brake_max_n
+        static_n = self.params.crr * self._weight_n * cos_g + brake * 0.01 * self._brake_max_n
         const_n = static_n + self._weight_n * sin_g
-        gear, since, shift_left = s.gear, s.since_shift_s + dt_s, s.shift_left_s
-        if requested:
-            shift_left = 0.0
-        elif shift_left <= 0.0:  # the request has ended: select the gear to engage
-            gear, shift_left, since = self.engage_gear(s.speed_mps), p.shift_time_s, 0.0
+        gear, shift_left = neutral.gear_and_sync(self, s, requested)
         v, distance = self._open(s.speed_mps, s.distance_m, gear, 0.0, True, const_n, static_n, dt_s)
-        idle = self.engine.idle_rpm
-        rpm = idle if requested else max(idle, v * self._rpm_per_mps[gear - 1])
-        fuel_lph = self.fuel.rate_lph(rpm, 0.0)
-        return Class6State(v, distance, gear, gear, shift_left, since, rpm, 0.0, 0.0, brake, fuel_lph,
-                           s.fuel_used_l + fuel_lph * dt_s / 3600.0, (v - s.speed_mps) / dt_s,
-                           neutral=True)
+        return neutral.after(self, s, requested, gear, shift_left, v, distance, brake, dt_s)
 
-    def engage_gear(self, speed_mps: float) -> int:
-        """The highest gear that puts the engine clear above the released pedal's downshift line at
-        ``speed_mps``, so the schedule keeps it once engaged; first gear below that."""
-        schedule = self.params.schedule
-        least = schedule.down_rpm(0.0) + schedule.margin_rpm
-        for gear in range(len(self.params.gear_ratios), 1, -1):
-            if speed_mps * self._rpm_per_mps[gear - 1] >= least:
-                return gear
-        return 1
+    def rpm_in(self, gear: int, speed_mps: float) -> float:
+        """The engine's speed in ``gear`` (1-based) at ``speed_mps``, driveline locked."""
+        return speed_mps * self._rpm_per_mps[gear - 1]
 
     def retarder_decel_per_nm(self, s: Class6State) -> float:
         """The deceleration (m/s^2) each N m of braking torque at the crank gives in state ``s``: 0

@@ -61,7 +61,7 @@ def test_after_neutral_the_driveline_stays_open_one_shift_time_with_the_engine_a
     while state.neutral:
         ticks_open += 1
         assert state.engine_nm == 0.0
-        assert math.isclose(state.engine_rpm, state.speed_mps * MODEL._rpm_per_mps[state.gear - 1])
+        assert math.isclose(state.engine_rpm, MODEL.rpm_in(state.gear, state.speed_mps))
         state = MODEL.step(state, 0.0, 0.0, 0.0, DT)
     assert ticks_open == round(MODEL.params.shift_time_s / DT)
 
