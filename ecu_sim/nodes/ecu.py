@@ -130,7 +130,8 @@ class Ecu(InputNode):
             app = 0.0 if held is None else held
             if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
                 # the commands of the tick before: steady ones are taken as prepared
-                self.vehicle.prepare(app, self.brake_demand_pct, self.powertrain.commanded.command)
+                commanded = self.powertrain.commanded
+                self.vehicle.prepare(app, self.brake_demand_pct, commanded.command, commanded.neutral)
             elif self.gear_request is not None and isinstance(self.vehicle, Class6Vehicle):
                 self.vehicle.prepare(app, self._brake_demand(), neutral=self.neutral_requested())
             else:
@@ -182,7 +183,7 @@ class Ecu(InputNode):
         command = commanded.decide(vehicle.state, self.app_pct, self._app_source(), driver_brake, transmit)
         self.brake_demand_pct = commanded.brake_pct(driver_brake)
         if self.tick_index:
-            vehicle.step(self.app_pct, self.brake_demand_pct, command)
+            vehicle.step(self.app_pct, self.brake_demand_pct, command, commanded.neutral)
 
     def _app_source(self) -> int | None:
         """Where the APP in use comes from (None: missing, or set on the node's page)."""
