@@ -167,3 +167,22 @@ def test_the_predictive_ccm_sends_tc1_only_with_eco_roll(tmp_path: Path) -> None
         sent_tc1.append([m.data for m in bench.sent() if (m.arbitration_id >> 8) & 0x3FF00 == 0x100])
         bench.close()
     assert sent_tc1 == [[NO_REQUEST] * 3, []]
+
+
+def test_a_predictive_ccm_recording_with_its_eco_rolls_replays_bit_for_bit(tmp_path: Path) -> None:
+    road = tmp_path / "descent.csv"
+    road.write_text(DESCENT)
+    s = settings("j1939", grade_pct=None, grade_file=str(road), set_speed_kph=SET_KPH)
+    s = dataclasses.replace(s, vehicle=VehicleSettings(preset="class6"),
+                            controller=ControllerSettings(mode="predictive"))
+    log = tmp_path / "ccm.log"
+    bench = Bench("ccm", s, record_to=str(log))
+    rolled = []
+    for _ in range(600):  # 80 km/h heard for a minute: 1333 m, into the descent
+        bench.send_value(SET_KPH)
+        bench.tick(1)
+        rolled.append(bench.ccm.neutral)
+    bench.close()
+    assert any(rolled) and not all(rolled)
+    assert NEUTRAL in [m.data for m in bench.sent() if m.arbitration_id == TC1_ID]
+    assert replay.replay(str(log)).identical
