@@ -7,18 +7,22 @@ rule of VECTO's pre-crest coasting, written as the comparison of a predicted spe
 of a band around the set speed:
 
 - it predicts, by energy balance over the preview window, the speed the truck would have at each
-  point of the road ahead if the pedal were released now (in gear: no fuel, the engine's drag, the
-  road load, gravity), the speed held at the band's top where the service brake would act;
-- it coasts (APP 0) when that prediction stays above the band's bottom until the road ahead has
-  brought the speed back to the set speed on a descent (the truck still accelerating there): the
-  speed let fall before a crest, or before a dip, is given back by gravity instead of the engine;
+  point of the road ahead if the pedal were released now, the speed held at the band's top where
+  the service brake would act: once in neutral (the road load and gravity alone, idle fuel) where
+  the transmission takes a request for neutral, and once in gear (no fuel, the engine's drag too);
+- it rolls in neutral (eco-roll: APP 0 and TC1's requested gear 0), else coasts in gear (APP 0),
+  when that prediction stays above the band's bottom until the road ahead has brought the speed
+  back to the set speed on a descent (the truck still accelerating there): the speed let fall
+  before a crest, or before a dip, is given back by gravity instead of the engine. Neutral first,
+  since without the engine's drag the same descent gives more back, and more descents do;
 - otherwise the PI controller holds the set speed, as it does on a flat road, where a coast never
-  comes back; the brake acts only above the band's top, so a descent's speed is kept for the road
-  after it instead of being braked away at the set speed.
+  comes back, or a little above it ahead of a climb (:func:`climb_lift`); the brake acts only above
+  the band's top, so a descent's speed is kept for the road after it instead of being braked away.
 
 Why a coast must come back to the set speed: only then does it cost nothing afterwards. A coast
-that ends below the set speed leaves the engine to make up the speed later, and coasting in gear
-loses the engine's drag on the way, so it would trade fuel for nothing but a slower trip.
+that ends below the set speed leaves the engine to make up the speed later, and the coast loses
+the road load (and in gear the engine's drag) on the way, so it would trade fuel for nothing but a
+slower trip.
 
 A coast starts with a margin inside the band and ends without one (hysteresis), so a prediction
 that is a little off does not switch the pedal on and off every few metres. Deterministic: plain
