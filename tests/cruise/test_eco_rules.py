@@ -4,16 +4,12 @@ known, and their settings checked before a run."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-
-import pytest
 
 from ecu_sim.cruise.predictive import Models, PredictiveParams, PreviewState, climb_lift, decide
 from ecu_sim.nodes.preview import class6_coast, neutral_coast
 from ecu_sim.settings.model import Settings, VehicleSettings
 from ecu_sim.vehicle.class6 import Class6Params
 from ecu_sim.vehicle.road import Road
-from tests.conftest import Cli
 
 SET_KPH = 80.0
 MODELS = Models(class6_coast(Class6Params(), SET_KPH),
@@ -83,18 +79,3 @@ def test_a_lift_of_0_turns_the_anticipation_off() -> None:
 def test_the_hold_carries_the_lift_ahead_of_a_climb() -> None:
     chosen = choose(CLIMB)
     assert not chosen.coasting and chosen.lift_kph == PredictiveParams().anticipate_kph
-
-
-@pytest.mark.parametrize(("line", "named"), [
-    ("anticipate_kph = 6", "anticipate_kph must be within 0..over_kph"),
-    ("eco_roll_min_s = -1", "eco_roll_min_s must be within 0..600"),
-    ("climb_pct = 40", "climb_pct must be within 0..30"),
-    ("eco_roll = maybe", "eco_roll"),
-])
-def test_a_bad_eco_setting_exits_2_naming_the_key_and_the_file(
-        tmp_path: Path, cli_main: Cli, line: str, named: str) -> None:
-    ini = tmp_path / "eco.ini"
-    ini.write_text(f"[controller]\n{line}\n")
-    result = cli_main("simulate", "--config", str(ini), "--duration", "1")
-    assert result.status == 2 and named in result.err and str(ini) in result.err
-    assert "Traceback" not in result.err
