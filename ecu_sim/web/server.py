@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 import math
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from aiohttp import WSMsgType, web
 
 from ecu_sim.errors import ConfigError
 from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal
+from ecu_sim.web.guard import Access
 from ecu_sim.web.session import Session
 from ecu_sim.web.state import Publisher
 
@@ -48,29 +47,7 @@ MAX_SOCKETS = 256
 APPLY_TIMEOUT_S = 5.0
 #: encoded snapshots the server keeps for senders that fell behind
 SENT_RING = 64
-#: routes that change the node: they need the token on a non-loopback address
-_CONTROL_ROUTES = frozenset({"/api/control"})
 _CSP = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; object-src 'none'"
-
-
-@dataclass(frozen=True)
-class Access:
-    """Who may do what: ``token`` None means anyone (loopback); ``read_needs_token`` the setting."""
-
-    token: str | None
-    read_needs_token: bool = False
-
-    def allows(self, request: web.Request) -> bool:
-        if self.token is None:
-            return True
-        reading = request.path not in _CONTROL_ROUTES
-        if reading and not (self.read_needs_token and request.path.startswith("/api/")):
-            return True  # the page's own files hold nothing of the node: only the API is guarded
-        given = request.query.get("token", "")
-        header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            given = header[len("Bearer "):].strip()
-        return hmac.compare_digest(given.encode(), self.token.encode())
 
 
 def static_folder() -> Path:
@@ -165,8 +142,14 @@ class WebServer:
     @web.middleware
     async def _guard(self, request: web.Request,
                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        """The token where it is needed, JSON errors for every failure, and the page's CSP."""
-        if not self._access.allows(request):
+        """Host, Origin and the token checked first (ecu_sim.web.guard), JSON errors for every
+        failure, and the page's CSP."""
+        host = request.headers.get("Host")
+        refusal = self._access.host_refusal(host) or self._access.origin_refusal(
+            request.method, request.path, request.headers.get("Origin"), host or "")
+        if refusal is not None:
+            return _error(403, refusal)
+        if not self._access.token_allows(request.path, _token_of(request)):
             return _error(401, "this needs the token the node logged at its start: send it as "
                                "'Authorization: Bearer TOKEN' or ?token=TOKEN")
         try:
@@ -295,6 +278,14 @@ class WebServer:
         assert self._new is not None
         self._new.set()
         self._new = asyncio.Event()
+
+
+def _token_of(request: web.Request) -> str:
+    """The token a request carries: ``Authorization: Bearer`` first, else ``?token=``."""
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer "):
+        return header[len("Bearer "):].strip()
+    return request.query.get("token", "")
 
 
 def _error(status: int, reason: str) -> web.Response:

@@ -2,7 +2,9 @@
 
 On a loopback address anyone on the host may use the page, as anyone there may send frames on the
 host-local bus. On any other address the controls need a token made at the start and logged once
-(``[run] web_read_needs_token`` puts the plots and the state behind it too).
+(``[run] web_read_needs_token`` puts the plots and the state behind it too). On every address
+the page answers only to the names it is served by and to its own page's origin
+(ecu_sim.web.guard), so another site's page in a browser on the host cannot drive it.
 """
 
 from __future__ import annotations
@@ -83,9 +85,10 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
           recorder: Recorder | None) -> list[TickObserver]:
     """Start the server for ``built``; the observers that publish its ticks and apply its controls."""
     try:
-        from ecu_sim.web.server import Access, WebServer
+        from ecu_sim.web.server import WebServer
     except ImportError as exc:
         raise ConfigError(needs_extra("--web", "aiohttp", "web")) from exc
+    from ecu_sim.web.guard import access_for
     from ecu_sim.web.session import Session
     from ecu_sim.web.state import Publisher
 
@@ -99,7 +102,7 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
 
     checked = functools.partial(check, built=built, speed=profile.speed, period_s=period)
     token = None if is_loopback(host) else secrets.token_urlsafe(18)
-    access = Access(token, settings.run.web_read_needs_token)
+    access = access_for(host, token, settings.run.web_read_needs_token, settings.run.web_allowed_hosts)
     server = stack.enter_context(WebServer(host, port, publisher, desk, checked,
                                            signal_list(profile.database, kind.frame_ids(profile, settings)),
                                            session, access, period))

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import HANG_S, Node, Udp, clean_env, ecu_sim_command, summary_of
-from tests.helpers.webnode import Page, replay_download
+from tests.helpers.webnode import Page, on_machine, replay_download
 
 pytestmark = pytest.mark.slow
 aiohttp = pytest.importorskip("aiohttp", reason="the web extra (aiohttp) is not installed")
@@ -279,33 +279,19 @@ def lan_node(machine: list[str], start: Callable[..., Node]) -> Iterator[tuple[P
     yield Page(node), token, machine
 
 
-def _on_machine(machine: list[str], method: str, url: str, headers: dict[str, str],
-                body: dict[str, Any] | None = None) -> int:
-    """The status of one request made from inside the machine (the LAN address is only there)."""
-    code = ("import json, sys, urllib.request, urllib.error\n"
-            f"data = {json.dumps(body).encode() if body is not None else None!r}\n"
-            f"request = urllib.request.Request({url!r}, data=data, method={method!r}, headers={headers!r})\n"
-            "try:\n    print(urllib.request.urlopen(request, timeout=60).status)\n"
-            "except urllib.error.HTTPError as error:\n    print(error.code)\n")
-    result = subprocess.run([*machine, sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=HANG_S, env=clean_env(), check=False)
-    assert result.returncode == 0, result.stderr
-    return int(result.stdout)
-
-
 def test_off_loopback_controls_need_the_logged_token_and_reading_does_not(
         lan_node: tuple[Page, str, list[str]]) -> None:
     page, token, machine = lan_node
     json_type = {"Content-Type": "application/json"}
     control = page.url + "api/control"
-    assert _on_machine(machine, "GET", page.url + "api/state", {}) == 200
-    assert _on_machine(machine, "POST", control, json_type, {"pedal_override": 10}) == 401
-    assert _on_machine(machine, "POST", control, {**json_type, "Authorization": "Bearer wrong"},
+    assert on_machine(machine, "GET", page.url + "api/state", {}) == 200
+    assert on_machine(machine, "POST", control, json_type, {"pedal_override": 10}) == 401
+    assert on_machine(machine, "POST", control, {**json_type, "Authorization": "Bearer wrong"},
                        {"pedal_override": 10}) == 401
-    assert _on_machine(machine, "POST", control, {**json_type, "Authorization": f"Bearer {token}"},
+    assert on_machine(machine, "POST", control, {**json_type, "Authorization": f"Bearer {token}"},
                        {"pedal_override": 10}) == 200
     release = {"pedal_override": None}
-    assert _on_machine(machine, "POST", f"{control}?token={token}", json_type, release) == 200
+    assert on_machine(machine, "POST", f"{control}?token={token}", json_type, release) == 200
 
 
 def test_with_web_read_needs_token_the_state_needs_it_too_but_not_the_page(
@@ -315,6 +301,6 @@ def test_with_web_read_needs_token_the_state_needs_it_too_but_not_the_page(
     node = start("--config", str(config), inside=machine)
     token = node.wait_for(r"need the token (\S+) ").group(1)
     url = node.wait_for(r"web: the page is at (http://\S+/)").group(1)
-    assert _on_machine(machine, "GET", url + "api/state", {}) == 401
-    assert _on_machine(machine, "GET", f"{url}api/state?token={token}", {}) == 200
-    assert _on_machine(machine, "GET", url + "static/app.js", {}) == 200
+    assert on_machine(machine, "GET", url + "api/state", {}) == 401
+    assert on_machine(machine, "GET", f"{url}api/state?token={token}", {}) == 200
+    assert on_machine(machine, "GET", url + "static/app.js", {}) == 200
