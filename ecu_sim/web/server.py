@@ -10,7 +10,9 @@ The server never touches the node: it reads the published snapshots and queues c
 answers a control once the loop applied it at a tick boundary (200, with that tick) or said why
 not (409). A malformed request is answered 4xx with a JSON ``error`` before anything is queued.
 Each WebSocket has its own sender, so a slow or vanished client only loses its own samples. With
-no page open nothing wakes the server's thread.
+no page open and no request for the state waiting, nothing wakes the server's thread and the loop
+builds a snapshot only now and then (ecu_sim.web.state); a request for the state waits for the
+next one, so it is as fresh as an open page's.
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ class WebServer:
         self._sockets: set[web.WebSocketResponse] = set()
         self._sent: deque[tuple[int, str]] = deque(maxlen=SENT_RING)
         self._new: asyncio.Event | None = None
+        #: requests for the state waiting for the loop's next snapshot
+        self._waiting: list[asyncio.Future[None]] = []
         #: the port bound (the one asked for, or the system's pick for port 0)
         self.bound_port = port
 
@@ -168,6 +172,7 @@ class WebServer:
         return web.FileResponse(static_folder() / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def _state(self, request: web.Request) -> web.StreamResponse:
+        await self._next_snapshot()
         latest = self._publisher.latest
         if latest is None:
             return _error(503, "the node has not run its first tick yet")
@@ -228,14 +233,7 @@ class WebServer:
         socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY)
         await socket.prepare(request)
         self._sockets.add(socket)
-        if self._publisher.wake is None:
-            loop = asyncio.get_running_loop()
-
-            def wake() -> None:  # in the loop's thread: never raise into a tick
-                with contextlib.suppress(RuntimeError):  # the server's loop closed meanwhile
-                    loop.call_soon_threadsafe(self._on_tick)
-
-            self._publisher.wake = wake
+        self._watch()
         sender = asyncio.create_task(self._send_to(socket))
         try:
             async for message in socket:  # nothing is read from a page; this notices it leave
@@ -244,9 +242,38 @@ class WebServer:
         finally:
             sender.cancel()
             self._sockets.discard(socket)
-            if not self._sockets:
-                self._publisher.wake = None
+            self._unwatch()
         return socket
+
+    async def _next_snapshot(self) -> None:
+        """Wait for the loop's next snapshot: while nobody looks, the newest may be a second old."""
+        arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(arrived)
+        self._watch()
+        try:
+            await asyncio.wait_for(arrived, APPLY_TIMEOUT_S)
+        except TimeoutError:
+            pass  # the loop is stopping or stalled: the newest there is
+        finally:
+            if arrived in self._waiting:
+                self._waiting.remove(arrived)
+            self._unwatch()
+
+    def _watch(self) -> None:
+        """Someone looks: the loop builds snapshots at the page's rate and wakes this thread."""
+        if self._publisher.wake is None:
+            loop = asyncio.get_running_loop()
+
+            def wake() -> None:  # in the loop's thread: never raise into a tick
+                with contextlib.suppress(RuntimeError):  # the server's loop closed meanwhile
+                    loop.call_soon_threadsafe(self._on_tick)
+
+            self._publisher.wake = wake
+
+    def _unwatch(self) -> None:
+        """Nobody looks any more: the loop goes back to a snapshot now and then, unwoken."""
+        if not self._sockets and not self._waiting:
+            self._publisher.wake = None
 
     async def _send_to(self, socket: web.WebSocketResponse) -> None:
         """The ring so far, then each new snapshot; a client that fell behind skips what it lost."""
@@ -265,7 +292,14 @@ class WebServer:
             return
 
     def _on_tick(self) -> None:
-        """A tick was published: encode what is new once and wake every socket's sender."""
+        """A tick was published: answer the requests waiting for it, encode what is new once and
+        wake every socket's sender."""
+        waiting, self._waiting = self._waiting, []
+        for arrived in waiting:
+            if not arrived.done():
+                arrived.set_result(None)
+        if not self._sockets:
+            return
         last = self._sent[-1][0] if self._sent else -1
         fresh: list[dict[str, Any]] = []
         for snapshot in reversed(list(self._publisher.ring)):  # a copy: the loop appends meanwhile

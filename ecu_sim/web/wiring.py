@@ -98,7 +98,7 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
     session = None if recorder is None else Session(recorder)
     desk = ControlDesk(built, journal=None if recorder is None else recorder.control,
                        marks=None if session is None else session.mark)
-    publisher = Publisher(kind.value, built, view, stats, line, bus_state)
+    publisher = Publisher(kind.value, built, view, stats, line, bus_state, period)
 
     checked = functools.partial(check, built=built, speed=profile.speed, period_s=period)
     token = None if is_loopback(host) else secrets.token_urlsafe(18)
