@@ -49,7 +49,14 @@ REPO = Path(__file__).resolve().parent.parent
 NODES = {"testbed, 10 Hz": ([], 0.1, True),
          "powertrain, 10 ms": (["--vehicle", "class6", "--profile", "j1939", "--network", "powertrain"], 0.01,
                                False)}
-CONFIGURATIONS = ("without --web", "--web, no page open", "--web, a page open")
+CONFIGURATIONS = ("without --web", "--web, no page open", "--web, a page open",
+                  "--web, web_record = no, no page open")
+#: per configuration: --web, a page open, the environment's settings
+_RUNS = {CONFIGURATIONS[0]: (False, False, {}), CONFIGURATIONS[1]: (True, False, {}),
+         CONFIGURATIONS[2]: (True, True, {}),
+         CONFIGURATIONS[3]: (True, False, {"ECU_SIM_RUN_WEB_RECORD": "no"})}
+#: what a baseline runs: a commit before ``[run] web_record`` knows no such setting
+_BASELINE = CONFIGURATIONS[:3]
 #: seconds a node runs before the CPU window opens: start-up, the first page's connection
 WARM_S = 4.0
 
@@ -104,10 +111,11 @@ def cpu_s(pid: int) -> float:
 
 
 @contextmanager
-def _node(tree: str, args: list[str], web: bool,
-          page: bool) -> Iterator[tuple[subprocess.Popen[bytes], list[int]]]:
-    """An ECU process of ``tree`` (its folder first on PYTHONPATH), with a page open if asked."""
-    env = {**child_env(), "PYTHONPATH": tree}
+def _node(tree: str, args: list[str],
+          configuration: str) -> Iterator[tuple[subprocess.Popen[bytes], list[int]]]:
+    """An ECU process of ``tree`` (its folder first on PYTHONPATH) as ``configuration`` says."""
+    web, page, settings = _RUNS[configuration]
+    env = {**child_env(), **settings, "PYTHONPATH": tree}
     command = [sys.executable, "-m", "ecu_sim", *args, "--log-level", "warning"]
     port = _free_port()
     if web:
@@ -129,9 +137,7 @@ def _node(tree: str, args: list[str], web: bool,
 def cpu_per_tick_us(tree: str, bus: list[str], node: str, configuration: str, seconds: float) -> float:
     """The node's CPU per tick over a window of ``seconds`` after WARM_S."""
     args, period, _ = NODES[node]
-    web = configuration != CONFIGURATIONS[0]
-    with _node(tree, [*bus, *args, "--duration", str(WARM_S + seconds + 5)], web,
-               configuration == CONFIGURATIONS[2]) as (process, _):
+    with _node(tree, [*bus, *args, "--duration", str(WARM_S + seconds + 5)], configuration) as (process, _):
         time.sleep(WARM_S)
         start_cpu, start = cpu_s(process.pid), time.monotonic()
         time.sleep(seconds)
@@ -146,8 +152,7 @@ def lateness(tree: str, bus: list[str], node: str, configuration: str, seconds: 
     with tempfile.TemporaryDirectory() as folder:
         probe = Path(folder) / "probe.json"
         run = [*bus, *args, "--duration", str(seconds), "--tick-probe", str(probe)]
-        with _node(tree, run, configuration != CONFIGURATIONS[0], configuration == CONFIGURATIONS[2]) as (
-                process, counts):
+        with _node(tree, run, configuration) as (process, counts):
             process.wait(seconds + 60)
         probed = json.loads(probe.read_text())
     return {"worst_lateness_us": round(probed["worst_us"]["lateness"], 1), "late_ticks": probed["late"],
@@ -179,20 +184,21 @@ def _beside(node: str, bus: list[str]) -> Iterator[None]:
 def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float) -> dict[str, Any]:
     """Per tree, node and configuration: CPU per tick in each round, medians, the extra over
     the run without ``--web`` (within each round), and this tree's lateness."""
+    this = next(iter(trees))
     cpu: dict[str, dict[str, dict[str, list[float]]]] = {
-        tree: {node: {c: [] for c in CONFIGURATIONS} for node in NODES} for tree in trees}
+        tree: {node: {c: [] for c in (CONFIGURATIONS if tree == this else _BASELINE)} for node in NODES}
+        for tree in trees}
     for _ in range(rounds):
         for node in NODES:
             bus = _bus()
             with _beside(node, bus):
                 for tree, path in trees.items():
-                    for configuration in CONFIGURATIONS:
+                    for configuration in cpu[tree][node]:
                         cpu[tree][node][configuration].append(
                             cpu_per_tick_us(path, bus, node, configuration, seconds))
     result: dict[str, Any] = {"seconds": seconds, "rounds": rounds, "trees": {}}
     for tree, nodes in cpu.items():
         result["trees"][tree] = {node: _summary(runs) for node, runs in nodes.items()}
-    this = next(iter(trees))
     for node in NODES:
         bus = _bus()
         with _beside(node, bus):
@@ -234,7 +240,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="the CPU window of a run")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--probe-seconds", type=float, default=20.0, help="the lateness run")
-    parser.add_argument("--baseline", metavar="REV", help="the same runs of this commit, side by side")
+    parser.add_argument("--baseline", metavar="REV", help="the same runs of this commit (or the package "
+                        "in this folder), side by side")
     parser.add_argument("--pages", type=int, default=2, help="with --node: how many pages")
     parser.add_argument("--node", metavar="HOST:PORT", help="only hold the pages open on this node")
     parser.add_argument("--hold", type=float, default=60.0, help="with --node: for this long (s)")
@@ -249,7 +256,9 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as folder:
         trees = {"this tree": str(REPO)}
-        if args.baseline:
+        if args.baseline and Path(args.baseline).is_dir():
+            trees[args.baseline] = args.baseline  # a tree exported before, e.g. by bench.versus
+        elif args.baseline:
             from bench.versus import export
 
             trees[args.baseline] = str(export(args.baseline, Path(folder)))

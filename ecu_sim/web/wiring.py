@@ -64,10 +64,13 @@ def is_loopback(host: str) -> bool:
 
 
 def session_settings(settings: Settings, stack: ExitStack) -> Settings:
-    """The settings of a web run: a recording from tick 0 (a temporary one unless ``--record``);
-    called before the bus opens, so a mistaken address is found first."""
+    """The settings of a web run: a recording from tick 0 (a temporary one unless ``--record``),
+    unless ``[run] web_record`` is off; called before the bus opens, so a mistaken address is
+    found first."""
     assert settings.run.web is not None
     parse_address(settings.run.web)
+    if not settings.run.web_record:
+        return settings
     record = settings.record
     if record.file is None:
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="ecu-sim-web-"))
@@ -95,7 +98,7 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
     assert settings.run.web is not None
     host, port = parse_address(settings.run.web)
     period = settings.run.resolved_period_s
-    session = None if recorder is None else Session(recorder)
+    session = None if recorder is None or not settings.run.web_record else Session(recorder)
     desk = ControlDesk(built, journal=None if recorder is None else recorder.control,
                        marks=None if session is None else session.mark)
     publisher = Publisher(kind.value, built, view, stats, line, bus_state, period)

@@ -76,6 +76,16 @@ def test_set_speed_is_applied_at_a_tick_and_the_ccm_runs_on_it(ccm: Page) -> Non
     ccm.node.wait_for(r"set 85\.0 km/h")
 
 
+def test_with_no_page_open_the_state_is_of_a_tick_after_the_request_came(ccm: Page) -> None:
+    """While nobody looks the loop keeps a snapshot only now and then; a request for the state
+    waits for a fresh one, so it already holds a control answered before it."""
+    status, answer = ccm.control({"set_speed_kph": 85})
+    assert status == 200, answer
+    state = ccm.state()
+    assert state["tick"] >= answer["tick"]
+    assert state["set_speed_kph"] == 85.0
+
+
 def test_cruise_off_releases_the_pedal_and_on_takes_it_again(ccm: Page) -> None:
     ccm.state_when(lambda s: s["cruise"] == "on")
     assert ccm.control({"cruise": False})[0] == 200
@@ -139,6 +149,16 @@ def test_a_recording_started_and_stopped_replays_bit_for_bit(ccm: Page, tmp_path
     journal = next(tmp_path.glob("*.ticks")).read_text()
     assert 'control {"set_speed_kph":84.0}' in journal
     assert 'control {"fault":"drop=0.5","on":true}' in journal
+
+
+def test_with_web_record_off_the_page_makes_no_recording_to_start(
+        start: Callable[..., Node], udp: Udp, tmp_path: Path) -> None:
+    config = tmp_path / "web.ini"
+    config.write_text("[run]\nweb = 127.0.0.1:0\nweb_record = no\n")
+    page = Page(start("ccm", *udp.args(), "--config", str(config)))
+    status, answer = page.control({"record": "start"})
+    assert (status, "makes no recording" in answer["error"]) == (409, True)
+    assert "recording" not in page.state()
 
 
 def test_no_recording_to_download_before_one_was_stopped(ccm: Page) -> None:
