@@ -230,7 +230,8 @@ class WebServer:
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         if len(self._sockets) >= MAX_SOCKETS:
             return _error(503, f"{MAX_SOCKETS} pages are open already")
-        socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY)
+        # Uncompressed: deflating every snapshot would cost the node's CPU to save a LAN's bytes.
+        socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY, compress=False)
         await socket.prepare(request)
         self._sockets.add(socket)
         self._watch()
