@@ -34,7 +34,10 @@ POWERTRAIN = {0x00: "engine", 0x03: "transmission", 0x0B: "brakes", 0x0F: "retar
 POWERTRAIN_ENV = ("ECU_SIM_VEHICLE_PRESET=class6\nECU_SIM_PROFILE_NAME=j1939\n"
                   "ECU_SIM_J1939_NETWORK=powertrain\n")
 #: generous limits on the guest's clock for what takes an emulated CPU long (start-up, restarts)
-START_LIMIT_S, WATCHDOG_LIMIT_S, LOOP_LIMIT_S = 240.0, 300.0, 60.0
+START_LIMIT_S, WATCHDOG_LIMIT_S, LOOP_WAIT_S = 240.0, 300.0, 300.0
+#: the loop must close within 60 s of the truck's own time: 600 ticks of 100 ms, one CCVS1 each
+#: (the guest's clock would judge the host's load instead)
+LOOP_LIMIT_TICKS = 600
 #: window over which CPU per tick is measured
 CPU_WINDOW_S = 20.0
 #: J1939 socket option numbers (linux/can/j1939.h), for Pythons that lack the names
@@ -163,7 +166,7 @@ def loop_closes(report: Report) -> bool:
         # with the wall clock)
         started = time.time() - (time.monotonic() - int(p["InactiveExitTimestampMonotonic"]) / 1e6)
         speeds: list[tuple[float, float]] = []
-        while time.monotonic() - ready < LOOP_LIMIT_S:
+        while time.monotonic() - ready < LOOP_WAIT_S and len(speeds) < LOOP_LIMIT_TICKS:
             msg = bus.recv(timeout=1.0)
             if msg is None or msg.timestamp < started:
                 continue
@@ -178,12 +181,13 @@ def loop_closes(report: Report) -> bool:
     first, last = speeds[0], speeds[-1]
     report.figure("loop_first_speed_kph", round(first[1], 2))
     report.figure("loop_within_1_kph_after_ready_s", round(last[0], 1))
+    report.figure("loop_within_1_kph_after_ticks", len(speeds))
     climbed = last[1] > first[1]
     closed = abs(last[1] - wanted) <= 1.0 and climbed and frames_per_tick
     return report.check("loop_closes", bool(closed),
-                        f"speed {first[1]:.2f} km/h at {first[0]:.1f} s after the ECU's READY=1, "
-                        f"{last[1]:.2f} km/h at {last[0]:.1f} s "
-                        f"(set speed {wanted:g}, limit {LOOP_LIMIT_S:g} s)",
+                        f"speed {first[1]:.2f} km/h in the restarted ECU's first frame, {last[1]:.2f} km/h "
+                        f"after {len(speeds)} ticks ({last[0]:.1f} s of the guest's clock after READY=1; "
+                        f"set speed {wanted:g}, limit {LOOP_LIMIT_TICKS} ticks)",
                         "loop did not close")
 
 
