@@ -1,8 +1,10 @@
 """``python -m bench`` is what ``scripts/bench`` runs once the environment is set up;
 ``scripts/bench campaign ...`` runs the campaign benchmark (bench/campaign.py) instead, and
-``scripts/bench versus REV`` this tree's virtual-time rates beside a commit's (bench/versus.py),
-``scripts/bench attacks`` the J1939 floods against this tree and a commit (bench/attacks.py),
-``scripts/bench dataset`` labelled frames a second beside unlabelled ones (bench/dataset.py)."""
+``scripts/bench controller`` how many real-time cases with a controller under test fit at once
+(bench/controller.py), ``scripts/bench versus REV`` this tree's virtual-time rates beside a
+commit's (bench/versus.py), ``scripts/bench attacks`` the J1939 floods against this tree and a
+commit (bench/attacks.py), ``scripts/bench dataset`` labelled frames a second beside unlabelled
+ones (bench/dataset.py)."""
 
 import sys
 
@@ -10,6 +12,11 @@ if sys.argv[1:2] == ["campaign"]:
     from bench.campaign import main as campaign_main
 
     sys.exit(campaign_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["controller"]:
+    from bench.controller import main as controller_main
+
+    sys.exit(controller_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["versus"]:
     from bench.versus import main as versus_main

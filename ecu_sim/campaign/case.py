@@ -8,10 +8,9 @@ a failed row carrying the error, so one bad case never stops a campaign; only an
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from ecu_sim.campaign import lockstep, program
 from ecu_sim.campaign.effect import EFFECT_FIGURES, EffectProbe, effect
 from ecu_sim.campaign.figures import FIGURES, Probe, figures
 from ecu_sim.campaign.matrix import Case
@@ -31,13 +30,21 @@ def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
     """The case's row: its id, status, settings, figures and error (empty unless it failed).
 
     With ``traces`` (a folder), the run's per-tick CSV goes to ``traces/ID.csv``, written under a
-    temporary name and renamed when complete, so a trace file is never half a run.
+    temporary name and renamed when complete, so a trace file is never half a run. A case with a
+    controller under test runs in real time against it (ecu_sim.campaign.program).
     """
     effects = dict.fromkeys(EFFECT_FIGURES, "") if case.attack()[0] else {}
     row = {"id": case.id, "status": OK, **case.columns(), **dict.fromkeys(FIGURES, ""), **effects,
            "error": ""}
     try:
-        row.update(_simulate(case, traces))
+        if case.program is None:
+            row.update(_simulate(case, traces))
+        else:
+            run = lockstep.run if case.program.cosim else program.run
+            with program.trace_file(traces, case.id) as trace:
+                row.update(run(case, case.program, trace))
+    except program.ProgramFailed as exc:
+        row.update(exc.columns, status=FAILED, error=str(exc).replace("\n", " "))
     except Exception as exc:
         row["status"] = FAILED
         row["error"] = f"{type(exc).__name__}: {exc}".replace("\n", " ")
@@ -57,18 +64,8 @@ def _simulate(case: Case, traces: str | None) -> dict[str, str]:
         probes.append(Probe(sim))
         return [probes[0]] if case.distance_m is None else [probes[0], StopAt(sim, case.distance_m)]
 
-    if traces is None:
-        simulation.run(settings, driver, link="direct", watch=watch)
-    else:
-        final = Path(traces) / f"{case.id}.csv"
-        handle, temporary = tempfile.mkstemp(dir=traces, prefix=f".{case.id}.", suffix=".csv")
-        try:
-            with open(handle, "w", encoding="ascii", buffering=1 << 16) as out:
-                simulation.run(settings, driver, out, link="direct", watch=watch)
-            os.replace(temporary, final)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
+    with program.trace_file(traces, case.id) as out:
+        simulation.run(settings, driver, out, link="direct", watch=watch)
     set_speed = settings.run.set_speed_kph if mode == "ccm" else None
     return figures(probes[0], set_speed, case.settle_band_kph)
 

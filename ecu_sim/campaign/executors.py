@@ -57,9 +57,20 @@ def local(cases: Sequence[Case], workers: int, traces: str | None) -> Iterator[d
         except BrokenProcessPool:
             raise EcuSimError("a worker process died (killed, or out of memory); the finished cases "
                               "are saved: run the campaign again with --resume") from None
+        except KeyboardInterrupt:
+            _stop_workers(pool)
+            raise
         finally:
             for future in running:
                 future.cancel()
+
+
+def _stop_workers(pool: futures.ProcessPoolExecutor) -> None:
+    """Ctrl-C: end the workers now. A worker takes its own SIGINT as the end of its case only and
+    would start the next queued one; a case's controller under test dies with its worker."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in multiprocessing.active_children():
+        process.terminate()
 
 
 def dask(cases: Sequence[Case], workers: int, scheduler: str | None,

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import can
 
 from ecu_sim.bus.listener import Direction
+from ecu_sim.cosim.stepper import Stepper
+from ecu_sim.runs.private import PrivateRun
 from ecu_sim.runs.simulation import Simulation
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.vehicle.class6 import STANDARD_PAYLOAD_KG, Class6Params, Class6State
@@ -30,6 +32,10 @@ from ecu_sim.vehicle.params import KPH_PER_MPS
 
 #: engine speed to angular speed: 2 pi / 60
 RAD_S_PER_RPM = 0.10471975511965977
+
+#: the runs a probe watches: a simulation, the ECU in real time beside a controller under test, or
+#: the ECU stepped by a co-simulation peer
+Run = Simulation | PrivateRun | Stepper
 
 #: the figures of a row, in column order, with what is better: "lower", "higher" or "" (no order)
 FIGURES: dict[str, str] = {
@@ -45,6 +51,8 @@ FIGURES: dict[str, str] = {
     "fuel_l": "lower",
     "fuel_l_per_100km": "lower",
     "co2_g_per_tkm": "lower",
+    "neutral_s": "",
+    "eco_roll_events": "",
     "faults_injected": "",
     "dtcs_raised": "lower",
     "invalid_frames": "",
@@ -59,7 +67,7 @@ FIGURES: dict[str, str] = {
 class Probe:
     """Collects the series of one run; attach it with ``Simulation(..., watch=Probe.watch)``."""
 
-    def __init__(self, simulation: Simulation) -> None:
+    def __init__(self, simulation: Run) -> None:
         self.simulation = simulation
         self.speed_mps = array("d")
         self.app_pct = array("d")
@@ -70,6 +78,10 @@ class Probe:
         self.payloads: list[bytes | bytearray] = []
         #: positions of the frames the bus refused
         self.not_sent = array("L")
+        #: ticks the class6 truck spent in neutral (TC1, eco-roll), and how often it went there
+        self.neutral_ticks = 0
+        self.neutral_entries = 0
+        self._in_neutral = False
         self._ecu = simulation.ecu
         self._append_speed = self.speed_mps.append
         self._append_app = self.app_pct.append
@@ -88,6 +100,10 @@ class Probe:
         self._append_app(ecu.app_pct)
         if isinstance(state, Class6State) and state.shift_left_s <= 0.0:  # no torque in a shift
             self.engine_w.append(max(0.0, state.engine_nm) * state.engine_rpm * RAD_S_PER_RPM)
+            if state.neutral:  # in neutral, not synchronising to engage
+                self.neutral_ticks += 1
+                self.neutral_entries += not self._in_neutral
+            self._in_neutral = state.neutral
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
         if direction is Direction.NOT_SENT:
@@ -122,6 +138,9 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     row["app_at_100_s"] = _num(len([a for a in app if a >= 100.0]) * period)
     row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))
     row.update(fuel(sim))
+    if isinstance(sim.ecu.state, Class6State):
+        row["neutral_s"] = _num(probe.neutral_ticks * period)
+        row["eco_roll_events"] = str(probe.neutral_entries)
     row["faults_injected"] = str(sum(sim.faults.injected.values()) if sim.faults is not None else 0)
     row["dtcs_raised"] = str(dtcs_raised(sim))
     row["invalid_frames"] = str(sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0))
@@ -133,7 +152,7 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     return row
 
 
-def fuel(sim: Simulation) -> dict[str, str]:
+def fuel(sim: Run) -> dict[str, str]:
     """Fuel used, per 100 km and as g CO2 per tonne-km of payload, for a truck with an engine map
     (class6; none for the testbed). The payload is the standard one its test mass carries plus the
     run's ``[vehicle] payload_kg``; CO2 is EPA's per litre of diesel (docs/vehicle.md)."""
@@ -149,7 +168,7 @@ def fuel(sim: Simulation) -> dict[str, str]:
     return found
 
 
-def dtcs_raised(sim: Simulation) -> int:
+def dtcs_raised(sim: Run) -> int:
     """How often a DTC went active on the ECU and the CCM (each occurrence counts, cleared or not);
     0 where a node has no J1939 part (an 11-bit profile)."""
     total = 0

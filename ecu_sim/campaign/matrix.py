@@ -25,7 +25,9 @@ from ecu_sim.campaign.spec import (
     DRIVER_KEYS,
     DRIVER_SECTION,
     NO_ATTACK,
+    PROGRAM_MODE,
     Campaign,
+    Program,
     Value,
 )
 from ecu_sim.errors import ConfigError
@@ -36,6 +38,8 @@ from ecu_sim.settings.sources import Given, read_ini
 
 #: hex digits of a case id: 64 bits, no collision in any campaign a person runs
 ID_DIGITS = 16
+#: between a case's id and its run number when the campaign repeats each case
+REPEAT_MARK = "-"
 #: ``driver.mode = tsc1``: the CCM, sending TSC1 and XBR (``ccm.command = tsc1``)
 TSC1_MODE = "tsc1"
 
@@ -53,6 +57,13 @@ class Case:
     settle_band_kph: float = 1.0
     #: the campaign's ``distance_m``: the case ends where its truck has driven this far
     distance_m: float | None = None
+    #: the controller under test that works the pedal, when the campaign has a ``[program]``
+    program: Program | None = None
+
+    @property
+    def base_id(self) -> str:
+        """The id without its run number: the same for every repetition of the case."""
+        return self.id.partition(REPEAT_MARK)[0]
 
     def given(self) -> list[Given]:
         """The case's settings for ``ecu_sim.settings.load.build``, after the campaign's INI file."""
@@ -75,7 +86,7 @@ class Case:
         its command set by :meth:`given`)."""
         chosen = {dotted.split(".", 1)[1]: raw for dotted, raw, _ in self.values
                   if dotted.startswith(DRIVER_SECTION + ".")}
-        mode = str(chosen.get("mode", "ccm"))
+        mode = str(chosen.get("mode", "ccm" if self.program is None else PROGRAM_MODE))
         return "ccm" if mode == TSC1_MODE else mode, float(chosen.get("app_pct", 0.0))
 
     def attack(self) -> tuple[tuple[str, ...], int]:
@@ -92,12 +103,17 @@ class Case:
 
 
 def expand(campaign: Campaign) -> list[Case]:
-    """Every case once, in the order the file gives them; a case listed twice runs once."""
+    """Every case once, in the order the file gives them; a case listed twice runs once. With a
+    ``[program]`` that repeats, each case ``repeat`` times, its ids numbered ``ID-1`` .. ``ID-R``."""
     cases: dict[str, Case] = {}
     for own in _own_settings(campaign):
         case = _case(campaign, [*campaign.base, *own], len(cases))
         cases.setdefault(case.id, case)
-    return list(cases.values())
+    repeat = 1 if campaign.program is None else campaign.program.repeat
+    if repeat == 1:
+        return list(cases.values())
+    return [dataclasses.replace(case, id=f"{case.id}{REPEAT_MARK}{run}", index=index * repeat + run - 1)
+            for index, case in enumerate(cases.values()) for run in range(1, repeat + 1)]
 
 
 def _own_settings(campaign: Campaign) -> Iterator[list[Value]]:
@@ -130,7 +146,8 @@ def _case(campaign: Campaign, values: Sequence[Value], index: int) -> Case:
     folder = str(campaign.folder.resolve())
     config = None if campaign.config is None else str((campaign.folder / campaign.config).resolve())
     listed = tuple((v.dotted, _raw(v.value), campaign.where(v)) for v in merged.values())
-    draft = Case("", index, listed, folder, config, campaign.settle_band_kph, campaign.distance_m)
+    draft = Case("", index, listed, folder, config, campaign.settle_band_kph, campaign.distance_m,
+                 campaign.program)
     _check_driver(draft, campaign)
     _check_attack(draft)
     settings = draft.settings()  # ConfigError names the key and line of a bad value
@@ -154,6 +171,11 @@ def _check_driver(case: Case, campaign: Campaign) -> None:
         allowed = DRIVER_KEYS[key]
         if allowed is not None and raw not in allowed:
             raise ConfigError(f"{origin}: driver.{key} must be one of {', '.join(allowed)} (got {raw!r})")
+        if key == "mode" and (raw == PROGRAM_MODE) != (campaign.program is not None):
+            raise ConfigError(f"{origin}: " + (
+                "driver.mode = program needs a [program] table with the controller's command"
+                if raw == PROGRAM_MODE else
+                f"driver.mode = {raw}, but the campaign's [program] works the pedal of every case"))
         if allowed is None:
             try:
                 pct = float(raw)
@@ -173,8 +195,8 @@ def case_id(case: Case, settings: Settings) -> str:
         typed[dotted] = list(value) if isinstance(value, tuple) else value
     if typed.get("driver.mode", "ccm") != "pedal":
         typed.pop("driver.app_pct", None)  # meaningless without a constant pedal
-    if typed.get("driver.mode") == "ccm":
-        del typed["driver.mode"]  # the default, written out or not
+    if typed.get("driver.mode") in ("ccm", PROGRAM_MODE):
+        del typed["driver.mode"]  # the default (the program's, with one), written out or not
     if "driver.app_pct" in typed:
         typed["driver.app_pct"] = float(typed["driver.app_pct"])
     text = json.dumps(typed, sort_keys=True, separators=(",", ":"))

@@ -18,11 +18,13 @@ REDRAW_INTERVAL_S = 0.2
 
 
 class CampaignProgress:
-    """Counts finished cases; ``already`` were finished by an earlier run (``--resume``)."""
+    """Counts finished cases; ``already`` were finished by an earlier run (``--resume``). With
+    ``workers`` (cases in real time, which take their duration each) it shows how many run."""
 
     def __init__(self, total: int, already: int, out: TextIO,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, workers: int = 0) -> None:
         self.total = total
+        self.workers = workers
         self.done = already
         self.already = already
         self.failed = 0
@@ -31,6 +33,8 @@ class CampaignProgress:
         self._clock = clock
         self._started = clock()
         self._shown = self._started
+        if workers and self.done < total:  # real-time cases take long: say at once what runs
+            self._show(self._started)
 
     def case_done(self, failed: bool) -> None:
         self.done += 1
@@ -48,6 +52,8 @@ class CampaignProgress:
         rate = ran / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else float("nan")
         failed = f", {self.failed} failed" if self.failed else ""
+        running = min(self.workers, self.total - self.done)
+        failed += f", {running} running" if running > 0 else ""
         eta = _duration(left) if left == left else "?"
         return (f"{self.done}/{self.total} cases{failed} | {rate:.1f} cases/s | "
                 f"{'ETA ' + eta if self.done < self.total else 'took ' + _duration(elapsed)}")

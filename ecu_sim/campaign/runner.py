@@ -7,17 +7,19 @@ loses no finished case and the next ``--resume`` runs none twice.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ecu_sim.campaign import executors, matrix, spec
+from ecu_sim.campaign import executors, matrix, program, spec
 from ecu_sim.campaign.case import FAILED, HEAD, TAIL
 from ecu_sim.campaign.effect import EFFECT_FIGURES
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.progress import CampaignProgress
 from ecu_sim.campaign.results import Results
+from ecu_sim.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class Options:
     overwrite: bool = False
     keep_traces: bool = False
     parquet: bool = False
+    #: ``--command``: the controller under test's command instead of the file's ``[program]`` one
+    command: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,24 +47,45 @@ class Outcome:
 
 
 def columns(cases: list[matrix.Case]) -> list[str]:
-    """The table's columns: id, status, every setting any case gives, the figures, the error."""
+    """The table's columns: id, status, every setting any case gives, the figures (and how a
+    controller under test was stopped), the error."""
     settings: dict[str, None] = {}
     for case in cases:
         settings.update(dict.fromkeys(dotted for dotted, _, _ in case.values))
-    attacked = any(case.attack()[0] for case in cases)
-    return [*HEAD, *settings, *FIGURES, *(EFFECT_FIGURES if attacked else ()), *TAIL]
+    extra = program.COLUMNS if any(case.program is not None for case in cases) else ()
+    effects = EFFECT_FIGURES if any(case.attack()[0] for case in cases) else ()
+    return [*HEAD, *settings, *FIGURES, *extra, *effects, *TAIL]
+
+
+def load(path: str, command: str | None = None) -> list[matrix.Case]:
+    """The campaign's cases, ``command`` replacing its program's; ConfigError for a bad file, or
+    a program that cannot be started with some case's settings."""
+    campaign = spec.load(path)
+    if command is not None:
+        if campaign.program is None:
+            raise ConfigError(f"--command replaces the command of a campaign's [program], and {path} "
+                              "has none")
+        campaign = dataclasses.replace(campaign, program=dataclasses.replace(
+            campaign.program, command=command, origin="--command"))
+    cases = matrix.expand(campaign)
+    for case in cases:
+        if case.program is not None:
+            program.check(case.program, case.settings(), case.folder)
+    return cases
 
 
 def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
     """Run the campaign in ``path``; ConfigError for a bad file before any case runs."""
-    cases = matrix.expand(spec.load(path))
+    cases = load(path, options.command)
     results = Results(options.out, columns(cases), options.resume, options.overwrite)
     todo = [case for case in cases if case.id not in results.rows]
     traces = None
     if options.keep_traces:
         (options.out / "traces").mkdir(exist_ok=True)
         traces = str((options.out / "traces").resolve())
-    progress = CampaignProgress(len(cases), len(cases) - len(todo), progress_out)
+    real_time = any(case.program is not None for case in cases)
+    progress = CampaignProgress(len(cases), len(cases) - len(todo), progress_out,
+                                workers=options.workers if real_time else 0)
     ran = 0
     try:
         for row in _rows(todo, options, traces):

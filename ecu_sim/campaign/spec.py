@@ -28,7 +28,9 @@ from ecu_sim.settings.model import SECTIONS
 #: the pseudo-section for who works the pedal: ``mode`` ccm, tsc1 (the CCM with ``ccm.command =
 #: tsc1``: TSC1 and XBR instead of the pedals), pedal or none, and ``app_pct``
 DRIVER_SECTION = "driver"
-DRIVER_KEYS = {"mode": ("ccm", "tsc1", "pedal", "none"), "app_pct": None}
+DRIVER_KEYS = {"mode": ("ccm", "tsc1", "pedal", "none", "program"), "app_pct": None}
+#: ``driver.mode = program``: the campaign's ``[program]``, another process, works the pedal
+PROGRAM_MODE = "program"
 #: the pseudo-section of an attacker on the bus: ``kind``, an ``--attack`` spec or ``none`` (several
 #: separated by ``;``), and ``seed``, the seed of its random frames (ecu_sim.runs.attacked)
 ATTACK_SECTION = "attack"
@@ -36,9 +38,33 @@ ATTACK_KEYS = ("kind", "seed")
 NO_ATTACK = "none"
 #: the distributions of ``[random]``: name -> number of parameters (None: a list of choices)
 DISTRIBUTIONS = {"uniform": 2, "integers": 2, "choice": None}
-_TOP_LEVEL = ("campaign", "base", "matrix", "case", "random")
+_TOP_LEVEL = ("campaign", "base", "matrix", "case", "random", "program")
 _OPTIONS = {"name": str, "settle_band_kph": float, "config": str, "distance_m": float}
 _RANDOM_OPTIONS = {"count": int, "seed": int}
+_PROGRAM_OPTIONS = {"command": str, "grace_s": float, "silent_s": float, "flood_fps": float,
+                    "repeat": int, "cosim": bool}
+
+
+@dataclass(frozen=True)
+class Program:
+    """A controller under test: the command that starts it, and when it counts as failed.
+
+    The command is not part of a case's id, so the cases of two versions of a controller, run
+    from the same file with another command, are matched by ``campaign compare``."""
+
+    command: str
+    #: where the command was given, for errors: ``[program] command in FILE line N``
+    origin: str
+    #: seconds between SIGTERM and SIGKILL when the case is over
+    grace_s: float = 2.0
+    #: a controller that has sent no frame this long after the start never sends: the case fails
+    silent_s: float = 5.0
+    #: more frames than this in one second of the run is a flood: the case fails
+    flood_fps: float = 1000.0
+    #: runs of each case (real time is not repeatable: the verdict weighs the spread between them)
+    repeat: int = 1
+    #: the program speaks the co-simulation protocol: the case runs in virtual time, in lockstep
+    cosim: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +93,7 @@ class Campaign:
     random: tuple[Value, ...] = ()
     random_count: int = 0
     random_seed: int = 0
+    program: Program | None = None
     text: str = field(default="", repr=False, compare=False)
 
     @property
@@ -126,7 +153,8 @@ class _Reader:
             matrix=self.values(data.get("matrix", {}), "matrix", lists=True),
             cases=tuple(self.values(case, "case", nth=i) for i, case in enumerate(cases)),
             random=self.values(random_table, "random", draws=True),
-            random_count=int(random_options.get("count", 0)), random_seed=int(random_options.get("seed", 0)))
+            random_count=int(random_options.get("count", 0)), random_seed=int(random_options.get("seed", 0)),
+            program=self.program(data.get("program")))
         if campaign.random and not campaign.random_count:
             raise self.fail("[random] draws nothing: give count = N", "random", campaign.random[0].dotted)
         return campaign
@@ -140,13 +168,28 @@ class _Reader:
                             "whole number of laps of the route", "campaign", "distance_m")
         return value
 
+    def program(self, table: Any) -> Program | None:
+        if table is None:
+            return None
+        found = self.options(table, "program", _PROGRAM_OPTIONS)
+        if not str(found.get("command", "")).strip():
+            raise self.fail("[program] needs command = \"...\": the controller under test's command line",
+                            "", "program")
+        for key in ("grace_s", "silent_s", "flood_fps", "repeat"):
+            if key in found and not found[key] > 0:
+                raise self.fail(f"{key} must be > 0 (got {found[key]!r})", "program", key)
+        origin = f"[program] command in {self.path} line {line_of(self.lines, 'program', 'command')}"
+        numbers = {k: v for k, v in found.items() if k != "command"}
+        return Program(command=str(found["command"]), origin=origin, **numbers)
+
     def options(self, table: Any, name: str, known: Mapping[str, type]) -> dict[str, Any]:
         found: dict[str, Any] = {}
         for key, value in dict(table).items():
             if key not in known:
                 raise self.fail(f"unknown key {key!r} in [{name}]; it knows: {', '.join(known)}", name, key)
             kind = known[key]
-            if isinstance(value, bool) or not isinstance(value, (kind, int) if kind is float else kind):
+            if (isinstance(value, bool) and kind is not bool) or not isinstance(
+                    value, (kind, int) if kind is float else kind):
                 raise self.fail(f"{key} must be a {kind.__name__} (got {value!r})", name, key)
             found[key] = value
         return found

@@ -8,6 +8,7 @@ faults, a hash of the frame stream). Examples:
   ecu-sim campaign examples/regression.toml --resume                # after an interruption
   ecu-sim campaign compare before/results.csv after/results.csv --png compare.png
   ecu-sim campaign compare eco-results/results.csv --by controller.mode --png eco.png
+  ecu-sim campaign compare original/results.csv patched/results.csv --traces   # two controllers
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--overwrite", action="store_true", help="start again, replacing --out's table")
     run.add_argument("--keep-traces", action="store_true",
                      help="also write each case's per-tick CSV to OUT/traces/ID.csv")
+    run.add_argument("--command", metavar="COMMAND",
+                     help="the controller under test's command line instead of the file's [program] "
+                          "command (another version of it: its cases keep their ids)")
     run.add_argument("--parquet", action="store_true",
                      help="also write OUT/results.parquet (the 'parquet' extra: pyarrow)")
     compare = parser.add_argument_group("compare")
@@ -44,7 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--tolerance", action="append", default=[], metavar="FIGURE=AMOUNT",
                          help="an absolute allowance for one figure, e.g. settle_time_s=1 (repeatable)")
     compare.add_argument("--png", metavar="FILE.png",
-                         help="the distributions before and after as one figure (matplotlib)")
+                         help="the distributions before and after as one figure (matplotlib); with "
+                              "--traces a folder: a figure per case that is not the same")
+    compare.add_argument("--traces", action="store_true",
+                         help="two versions of a controller: each case's traces (--keep-traces) "
+                              "aligned, a verdict per case: same, differs or inconclusive")
+    compare.add_argument("--speed-tolerance", type=float, default=0.5, metavar="KM/H",
+                         help="with --traces: a speed difference allowed beyond the spread (default 0.5)")
+    compare.add_argument("--command-tolerance", type=float, default=2.0, metavar="PCT",
+                         help="with --traces: a command difference allowed beyond the spread (default 2)")
     compare.add_argument("--by", metavar="SECTION.KEY",
                          help="one table's cases side by side by this setting, e.g. controller.mode: "
                               "fuel, travel time and speed deviation of each value, grouped by the "
@@ -69,7 +81,8 @@ def _campaign(args: argparse.Namespace, path: str) -> int:
     out = Path(args.out) if args.out else Path(Path(path).stem + "-results")
     options = runner.Options(out=out, workers=args.workers or executors.default_workers(),
                              executor=args.executor, scheduler=args.scheduler, resume=args.resume,
-                             overwrite=args.overwrite, keep_traces=args.keep_traces, parquet=args.parquet)
+                             overwrite=args.overwrite, keep_traces=args.keep_traces, parquet=args.parquet,
+                             command=args.command)
     try:
         outcome = runner.run(path, options, sys.stderr)
     except KeyboardInterrupt:
@@ -86,6 +99,8 @@ def _compare(args: argparse.Namespace) -> int:
 
     if args.by is not None:
         return _side_by_side(args)
+    if args.traces:
+        return _traces(args)
     if len(args.files) != 3:
         raise ConfigError("compare takes two results tables: ecu-sim campaign compare BEFORE.csv AFTER.csv")
     tolerances = compare.parse_tolerances(args.tolerance)
@@ -109,3 +124,22 @@ def _side_by_side(args: argparse.Namespace) -> int:
     if args.png:
         sidebyside.plot(result, args.png)
     return 0
+
+
+def _traces(args: argparse.Namespace) -> int:
+    from ecu_sim.campaign import traces
+
+    if len(args.files) != 3:
+        raise ConfigError("compare --traces takes two results tables: ecu-sim campaign compare "
+                          "A/results.csv B/results.csv --traces")
+    if args.speed_tolerance < 0 or args.command_tolerance < 0:
+        raise ConfigError("--speed-tolerance and --command-tolerance must be >= 0")
+    verdicts = traces.compare(args.files[1], args.files[2],
+                              traces.Tolerance(args.speed_tolerance, args.command_tolerance))
+    for verdict in verdicts:
+        print(verdict.line())
+    print(traces.summary(verdicts))
+    if args.png:
+        for path in traces.plot(verdicts, args.png):
+            print(f"figure: {path}")
+    return 0 if all(v.verdict == traces.SAME for v in verdicts) else 1

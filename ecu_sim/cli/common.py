@@ -119,8 +119,10 @@ def add_gains(group: argparse._ActionsContainer) -> None:
     controller's too: it holds the set speed with them)."""
     add_option(group, "--controller", key="controller.mode", choices=CONTROLLER_MODES,
                help="pi (default) holds the set speed; predictive previews the route (--route) and "
-                    "coasts before crests and dips within a band of the set speed ([controller] "
-                    "under_kph, over_kph, preview_m; docs/vehicle.md)")
+                    "coasts before crests and dips within a band of the set speed, in neutral where "
+                    "it can ask the transmission (TC1), and holds a little above it ahead of climbs "
+                    "([controller] under_kph, over_kph, preview_m, eco_roll, anticipate_kph; "
+                    "docs/eco-cruise.md)")
     add_option(group, "--kp", key="controller.kp", type=float, metavar="GAIN",
                help="proportional gain, %% APP per km/h")
     add_option(group, "--ki", key="controller.ki", type=float, metavar="GAIN",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from types import TracebackType
 
@@ -29,9 +30,10 @@ from ecu_sim.cosim.contract import Contract, contract
 from ecu_sim.cosim.protocol import Frame
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.j1939.ids import pgn_of
+from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
 from ecu_sim.runtime.clock import VirtualClock
-from ecu_sim.runtime.loop import TickLoop
+from ecu_sim.runtime.loop import TickLoop, TickObserver
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.drive import GradeProfile, Terrain, drives_class6, testbed_route
 from ecu_sim.vehicle.road import grade_pct_of
@@ -151,8 +153,11 @@ class Stepper:
     """An ECU on a private bus that runs exactly the ticks it is asked for; closing it closes the bus."""
 
     def __init__(self, settings: Settings, profile: Profile, route: GradeProfile | Terrain,
-                 schedule: FaultSchedule | None = None) -> None:
-        """``route``: the testbed truck's grade profile or road, or the ``class6`` truck's road."""
+                 schedule: FaultSchedule | None = None,
+                 watch: Callable[[Stepper], Sequence[TickObserver]] | None = None) -> None:
+        """``route``: the testbed truck's grade profile or road, or the ``class6`` truck's road.
+        ``watch(stepper)``: observers of its ticks, given once the ECU is built (a campaign's
+        key figures)."""
         self.settings = settings
         self.profile = profile
         self.contract: Contract = contract(profile, settings.vehicle.preset)
@@ -167,12 +172,18 @@ class Stepper:
         with self._stack:
             peer_port = self._stack.enter_context(Port(link.bus(), []))
             ecu_port = self._stack.enter_context(Port(link.bus(), [profile.speed.frame_id]))
-            node = ecu_of(build_node(NodeKind.ECU, ecu_port, profile, settings, route=self.road,
-                                     schedule=schedule, new_frame=new_frame))
+            built = build_node(NodeKind.ECU, ecu_port, profile, settings, route=self.road,
+                               schedule=schedule, new_frame=new_frame)
+            node = ecu_of(built)
             self._stack = self._stack.pop_all()
         self.ecu = node
+        #: the fault injector in front of the ECU's transmitter, when there are faults
+        self.faults = built.faults
+        #: no CCM of ours: the peer is the controller (the campaign's figures ask)
+        self.ccm: Ccm | None = None
         self._peer = _PeerNode(peer_port, profile.app, node.brake)
-        self._loop = TickLoop(clock, self.period_s, [self._peer, node])
+        self._loop = TickLoop(clock, self.period_s, [self._peer, node],
+                              () if watch is None else watch(self))
         self._signals = _signal_decoders(self.contract)
         self._last: dict[tuple[int, bool], bytes | bytearray] = {}
         self._last_by_pgn: dict[int, bytes | bytearray] = {}

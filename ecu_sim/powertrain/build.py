@@ -23,10 +23,11 @@ from ecu_sim.powertrain.brake_control import BrakeController
 from ecu_sim.powertrain.commanded import Commanded, Hold
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
 from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
-from ecu_sim.powertrain.intake import TSC1_MODE, XBR_DEMAND, CommandIntake
+from ecu_sim.powertrain.intake import TC1_GEAR, TSC1_MODE, XBR_DEMAND, CommandIntake
 from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
 from ecu_sim.powertrain.network import Latest, Powertrain
 from ecu_sim.powertrain.retarder import Retarder
+from ecu_sim.powertrain.transmission_control import GearRequests
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model
 
@@ -121,21 +122,23 @@ def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Setting
                period_s: float, own_address: int, cruise_address: int | None,
                holds: Mapping[str, Hold]) -> Commanded:
     """The commands the DBC addresses to the hosted nodes (by their identifiers' destinations):
-    TSC1 to the engine and to the retarder, XBR to the brakes, each with its control function."""
+    TSC1 to the engine and to the retarder, XBR to the brakes, TC1 to the transmission, each with
+    its control function."""
     accepted = settings.j1939.accepted_tsc1_sources()
 
-    def intake(role: str, spn: int, name: str) -> CommandIntake | None:
+    def intake(role: str, spn: int, name: str, checked: bool = True) -> CommandIntake | None:
         member = hosted.get(role)
         if member is None:
             return None
         for message in messages_with(profile.database, spn):
             if destination_of(message.frame_id) == member.address:
-                return CommandIntake(message, member.address, name)
+                return CommandIntake(message, member.address, name, checked)
         return None
 
     engine = intake("engine", TSC1_MODE, "tsc1")
     retarder = intake("retarder", TSC1_MODE, "tsc1_retarder")
     brakes = intake("brakes", XBR_DEMAND, "xbr")
+    gears = intake("transmission", TC1_GEAR, "tc1", checked=False)
     p = model.params
     return Commanded(
         period_s,
@@ -145,4 +148,5 @@ def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Setting
                                                           accepted=accepted)),
         None if brakes is None else (brakes, BrakeController(period_s, p.max_brake_decel_g * p.gravity_mps2,
                                                              own_address=brakes.destination)),
-        own_address, model, cruise_address, holds)
+        own_address, model, cruise_address, holds,
+        None if gears is None else (gears, GearRequests(period_s)))

@@ -88,8 +88,8 @@ class Powertrain:
         scale = self._scale
         rpm = state.engine_rpm
         drag = self.model.engine.motoring.at(rpm)  # indicated torque: the motoring drag added back
-        gear = state.gear
-        shifting = gear != state.selected
+        gear, out_of_gear = driveline.gear, state.neutral  # neutral is gear 0
+        shifting = gear != driveline.selected
         commanded = self.commanded
         cruise = commanded.cruise
         active = 0.0 if cruise is CruiseState.OFF else 1.0
@@ -101,7 +101,7 @@ class Powertrain:
         brakes = commanded.brake_output
         full = self.model.engine.full.at(rpm)
         output_rpm = state.speed_mps * self._output_rpm_per_mps
-        ratio = p.gear_ratios[gear - 1]
+        ratio = p.gear_ratios[state.gear - 1] if gear else 0.0
         lockup = 1.0 if gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm else 0.0
         driver_brake = commanded.driver_brake_pct
         # the brake switches are the driver's pedal's (an ACC watching them cancels on them); the
@@ -109,12 +109,13 @@ class Powertrain:
         switch = 1.0 if driver_brake > 0.0 else 0.0
         braking = 1.0 if commanded.brake_pct(driver_brake) > 0.0 else 0.0
         variable = (
-            gear, state.selected, rpm, (state.engine_nm - drag) * scale, (state.demand_nm - drag) * scale,
+            gear, driveline.selected, rpm, (state.engine_nm - drag) * scale, (state.demand_nm - drag) * scale,
             *driveline[5:],
             float(request.mode), controller, (state.engine_demand_nm - drag) * scale, app_pct,
             max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0, -drag * scale,
             active, enable, switch, float(cruise),
-            output_rpm, output_rpm * ratio, 1.0 if shifting else 0.0, lockup, 0.0 if shifting else 1.0, ratio,
+            output_rpm, output_rpm * ratio, 1.0 if shifting else 0.0, lockup,
+            0.0 if shifting or out_of_gear else 1.0, ratio,
             driver_brake, switch, state.speed_kph,
             *(self._no_brakes if brakes is None else (
                 float(brakes.state), float(brakes.active), brakes.accel_limit_mps2, float(brakes.controller),

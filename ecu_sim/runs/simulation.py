@@ -56,6 +56,17 @@ from ecu_sim.settings.model import POWERTRAIN, Settings
 
 #: how long a simulation runs when the settings give no duration
 DEFAULT_DURATION_S = 3600.0
+
+
+def run_ticks(settings: Settings) -> int:
+    """A run's length: ticks 0 .. N - 1 of N whole periods of its duration (default one hour).
+
+    Every kind of run (simulated, lockstep, a private real-time bus) takes its length from here,
+    so the same settings give the same number of ticks whichever runs them.
+    """
+    run = settings.run
+    duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
+    return max(1, ticks_in(duration, run.resolved_period_s))
 _channels = itertools.count()
 
 #: "virtual": python-can's virtual interface (copies every frame); "direct": the in-process link
@@ -150,8 +161,7 @@ class Simulation:
 
     @property
     def ticks(self) -> int:
-        """The run's length: ticks 0 .. N - 1 of N whole periods of the duration (default one hour)."""
-        return max(1, ticks_in(_duration_s(self.settings), self.settings.run.resolved_period_s))
+        return run_ticks(self.settings)
 
     def __enter__(self) -> Simulation:
         return self

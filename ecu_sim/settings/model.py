@@ -79,6 +79,12 @@ class RunSettings:
     web: str | None = None
     #: on a non-loopback address, the page's plots and state need the token too, not only controls
     web_read_needs_token: bool = False
+    #: more names the page answers to besides its address (a reverse proxy's, a DNS name); a
+    #: request naming any other host is refused (DNS rebinding, ecu_sim.web.guard)
+    web_allowed_hosts: tuple[str, ...] = ()
+    #: the page's recording from tick 0, for its download that replays; no: none, and ``--web``
+    #: costs a tick no more than its snapshots while nobody looks
+    web_record: bool = True
 
     @property
     def resolved_period_s(self) -> float:

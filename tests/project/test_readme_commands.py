@@ -290,6 +290,8 @@ NOT_HERE = (
     (re.compile(r"\becu-sim driver\b"), "needs an input device or a terminal (tests/test_driver*.py and "
                                          "the VM stage cover it)"),
     (re.compile(r"\bpip (wheel|install)\b"), "builds or installs a package from the network"),
+    (re.compile(r"\b(modinfo|lsmod|dmesg)\b|\bip -details link show can\d"),
+     "reads a board's kernel, drivers and CAN controller (the board stage checks the modules)"),
 )
 #: programs the runnable lines may use besides ecu-sim, and the Python module each needs
 NEEDS_MODULE = {"cantools plot": "matplotlib"}
