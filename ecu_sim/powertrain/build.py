@@ -26,6 +26,7 @@ from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage, every_
 from ecu_sim.powertrain.intake import TC1_GEAR, TSC1_MODE, XBR_DEMAND, CommandIntake
 from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
 from ecu_sim.powertrain.network import Latest, Powertrain
+from ecu_sim.powertrain.restbus import build_restbus
 from ecu_sim.powertrain.retarder import Retarder
 from ecu_sim.powertrain.transmission_control import GearRequests
 from ecu_sim.settings.model import Settings
@@ -107,6 +108,10 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     others = {role: part for role, part in parts.items() if role != "engine"}
     commanded = _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
                            cruise, {role: part.hold for role, part in parts.items()})
+    restbus = build_restbus(settings.j1939.restbus, {part.network.address for part in parts.values()}, port,
+                            profile, settings.j1939, period, new_frame, lambda: latest.readings)
+    others.update(restbus.parts)
+    all_messages += restbus.messages
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
                       every_ticks(speed.message, period), model, latest, commanded)
 

@@ -57,12 +57,14 @@ class EngineMessage:
     when that is not the ECU's own (``--network powertrain``), whose claim it waits for.
     """
 
-    __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks", "gate",
-                 "message", "output", "schedule")
+    __slots__ = ("_base", "_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks",
+                 "gate", "message", "output", "schedule")
 
     def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
                  output: Output, spn_fields: Mapping[int, int] = SPN_FIELDS,
-                 gate: Gate | None = None) -> None:
+                 gate: Gate | None = None, base: int | None = None) -> None:
+        """``base``: the payload the SPN signals are written into (a restbus message's start
+        values); all ones ("not available") by default."""
         self.message = message
         self.every_ticks = every_ticks
         self.schedule = Schedule(every_ticks)
@@ -71,14 +73,15 @@ class EngineMessage:
         self._encoders = tuple(codec.encode for codec, _ in codecs)
         self._fields = tuple(spn_fields[spn] for _, spn in codecs)
         self._length = message.length
-        self._last_values: list[float] = []
+        self._base = (1 << (8 * message.length)) - 1 if base is None else base
+        self._last_values: list[float] | None = None
         self._last_data = b""
 
     def payload(self, driveline: Sequence[float]) -> bytes:
         values = [driveline[i] for i in self._fields]
         if values == self._last_values:
             return self._last_data
-        frame_bytes = (1 << (8 * self._length)) - 1
+        frame_bytes = self._base
         for encode, value in zip(self._encoders, values, strict=True):
             frame_bytes &= int.from_bytes(encode(value), "little")
         data = frame_bytes.to_bytes(self._length, "little")

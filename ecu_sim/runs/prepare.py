@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile
+from ecu_sim.codec.restbus import load_restbus
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
@@ -33,6 +34,8 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
     profile = Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
     if settings.j1939.network == POWERTRAIN:
         settings = powertrain_settings(settings, profile)
+    if settings.j1939.restbus:
+        _check_restbus(settings)
     if period_of == "commands":
         settings = command_timing(settings, profile)
     if settings.run.period_s is None:
@@ -48,6 +51,15 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
         raise ConfigError("; ".join(locate(problem, "run", settings.origins) for problem in problems))
     _check_against_profile(settings, profile)
     return settings, profile
+
+
+def _check_restbus(settings: Settings) -> None:
+    """Each ``--restbus`` file read and checked now, so a bad one stops the run before its bus opens."""
+    if settings.j1939.network != POWERTRAIN:
+        raise ConfigError("--restbus needs --network powertrain (the restbus nodes are nodes of the "
+                          "powertrain network, at its 10 ms tick); add it, or drop --restbus")
+    for path in settings.j1939.restbus:
+        load_restbus(path)
 
 
 def powertrain_settings(settings: Settings, profile: Profile) -> Settings:
