@@ -86,6 +86,11 @@ def add_ecu_options(parser: argparse.ArgumentParser) -> None:
                help="with --network powertrain: every node of this DBC that ecu-sim does not host "
                     "sends its messages at their cycle times, from its own address (repeatable; "
                     "docs/whole-truck.md)")
+    add_option(group, "--fms", key="fms.enabled", action=argparse.BooleanOptionalAction,
+               help="with --network powertrain: the FMS-Standard messages from the truck's state "
+                    "(distance, fuel, hours, level, coolant, weights, TCO1; docs/whole-truck.md)")
+    add_option(group, "--fms-state", key="fms.state_file", metavar="FILE",
+               help="--fms: the totals persist in FILE between runs (written atomically)")
     add_option(group, "--wheelbase", key="vehicle.wheelbase_m", type=float, metavar="M",
                help="front to rear axle, over which the slope of a road is felt: elevations, GPX "
                     "and appendix-d, every route for class6 (default 5 m)")

@@ -6,7 +6,7 @@ The factory (:mod:`ecu_sim.nodes.factory`) calls :func:`build_powertrain` for an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from cantools.database.can import Message, Signal
 
@@ -23,10 +23,11 @@ from ecu_sim.powertrain.brake_control import BrakeController
 from ecu_sim.powertrain.commanded import Commanded, Hold
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
 from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
+from ecu_sim.powertrain.fms import FmsState
 from ecu_sim.powertrain.intake import TC1_GEAR, TSC1_MODE, XBR_DEMAND, CommandIntake
 from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
 from ecu_sim.powertrain.network import Latest, Powertrain
-from ecu_sim.powertrain.restbus import build_restbus
+from ecu_sim.powertrain.restbus import build_restbus, restbus_files
 from ecu_sim.powertrain.retarder import Retarder
 from ecu_sim.powertrain.transmission_control import GearRequests
 from ecu_sim.settings.model import Settings
@@ -108,12 +109,18 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     others = {role: part for role, part in parts.items() if role != "engine"}
     commanded = _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
                            cruise, {role: part.hold for role, part in parts.items()})
-    restbus = build_restbus(settings.j1939.restbus, {part.network.address for part in parts.values()}, port,
-                            profile, settings.j1939, period, new_frame, lambda: latest.readings)
-    others.update(restbus.parts)
-    all_messages += restbus.messages
+    files = restbus_files(settings)
+    fms = FmsState(settings.fms, period, model.params.mass_kg) if files else None
+    if fms is not None:
+        def newest() -> Sequence[float] | None:
+            return None if latest.readings is None else latest.readings + fms.values
+        restbus = build_restbus(files, {part.network.address for part in parts.values()}, port, profile,
+                                settings.j1939, period, new_frame, newest)
+        others.update(restbus.parts)
+        all_messages += restbus.messages
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, latest, commanded)
+                      every_ticks(speed.message, period), model, latest, commanded, fms,
+                      settings.fms.enabled)
 
 
 def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:

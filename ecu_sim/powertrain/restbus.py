@@ -13,13 +13,13 @@ the hosted one, and is left out.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
-from ecu_sim.codec.profile import Profile
+from ecu_sim.codec.profile import Profile, builtin_restbus
 from ecu_sim.codec.restbus import RestbusNode, load_restbus
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import spn_signals
@@ -27,16 +27,21 @@ from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.engine_frames import EngineMessage
+from ecu_sim.powertrain.fms import FMS_SPNS, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
 from ecu_sim.runtime.ticks import ticks_in
-from ecu_sim.settings.model import J1939Settings
+from ecu_sim.settings.model import J1939Settings, Settings
 
 log = logging.getLogger(__name__)
 
 _SPEED: Final = Readings._fields.index("front_axle_kph")
-#: SPN -> the field of :class:`Readings` it carries, for any restbus signal: the powertrain's
-#: own, and the truck's speed as the wheel-based (84) and the tachograph's (1624) speed
-RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED}
+#: SPN -> the index it is read from in the readings followed by the :class:`FmsValues`, for any
+#: restbus signal: the powertrain's own, the truck's speed as the wheel-based (84) and the
+#: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total
+RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED,
+                         **{spn: len(Readings._fields) + FmsValues._fields.index(name)
+                            for spn, name in FMS_SPNS.items()},
+                         250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l")}
 #: a node's J1939 function when the DBC gives none: "not available"
 _NO_FUNCTION: Final = 255
 
@@ -59,10 +64,15 @@ class _BamOutput:
         self._part.broadcast(self._pgn, data)
 
 
+def restbus_files(settings: Settings) -> list[str]:
+    """The restbus DBCs of a run: ``--fms``'s own first (its nodes win an address), then ``--restbus``'s."""
+    return [*([builtin_restbus("fms")] if settings.fms.enabled else []), *settings.j1939.restbus]
+
+
 def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, profile: Profile,
                   settings: J1939Settings, period_s: float, new_frame: FrameFactory,
-                  latest: Callable[[], Readings | None]) -> RestbusBuilt:
-    """Each file's nodes at addresses not taken (``hosted``, then earlier files' nodes)."""
+                  latest: Callable[[], Sequence[float] | None]) -> RestbusBuilt:
+    """``latest``: the newest readings followed by the FMS values, which a request is answered from."""
     built = RestbusBuilt({}, [])
     taken = set(hosted)
     for path in paths:
@@ -77,7 +87,7 @@ def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, p
 
 
 def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profile, settings: J1939Settings,
-              period_s: float, new_frame: FrameFactory, latest: Callable[[], Readings | None]) -> None:
+              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None]) -> None:
     messages = []
     for rest in node.messages:
         message = rest.message
