@@ -58,7 +58,7 @@ class EngineMessage:
     """
 
     __slots__ = ("_base", "_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks",
-                 "gate", "message", "output", "schedule")
+                 "gate", "message", "names", "output", "overrides", "schedule")
 
     def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
                  output: Output, spn_fields: Mapping[int, int] = SPN_FIELDS,
@@ -71,6 +71,10 @@ class EngineMessage:
         self.output = output
         self.gate = gate
         self._encoders = tuple(codec.encode for codec, _ in codecs)
+        #: the signals the codecs fill, by name, and a person's fixed value for each (None: the
+        #: truck's), None while nothing is fixed (a control, :mod:`ecu_sim.powertrain.live`)
+        self.names = tuple(codec.signal.name for codec, _ in codecs)
+        self.overrides: list[float | None] | None = None
         self._fields = tuple(spn_fields[spn] for _, spn in codecs)
         self._length = message.length
         self._base = (1 << (8 * message.length)) - 1 if base is None else base
@@ -79,6 +83,9 @@ class EngineMessage:
 
     def payload(self, driveline: Sequence[float]) -> bytes:
         values = [driveline[i] for i in self._fields]
+        overrides = self.overrides
+        if overrides is not None:
+            values = [v if o is None else o for v, o in zip(values, overrides, strict=True)]
         if values == self._last_values:
             return self._last_data
         frame_bytes = self._base
@@ -87,6 +94,16 @@ class EngineMessage:
         data = frame_bytes.to_bytes(self._length, "little")
         self._last_values, self._last_data = values, data
         return data
+
+    @property
+    def base(self) -> int:
+        return self._base
+
+    def rebase(self, base: int) -> None:
+        """A new payload under the filled signals (a person fixed a start-value signal): the next
+        payload is built afresh."""
+        self._base = base
+        self._last_values = None
 
     def latest(self) -> bytes | None:
         """The payload built last (None before the first), which a Request for the PGN gets."""

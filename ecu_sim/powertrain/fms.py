@@ -25,8 +25,7 @@ import os
 import tempfile
 from typing import Final, NamedTuple
 
-from ecu_sim.errors import ConfigError
-from ecu_sim.settings.fms import FmsSettings
+from ecu_sim.settings.fms import FmsSettings, Totals, load_totals
 
 #: the coolant's thermostat-held temperature at no load, and its rise at full load, degC
 WARM_C: Final = 83.0
@@ -59,29 +58,6 @@ FMS_SPNS: Final = {917: "total_distance_m", 5054: "total_fuel_l", 247: "engine_h
                    1612: "driver1_state", 1613: "driver2_state", 1611: "vehicle_motion"}
 
 
-class Totals(NamedTuple):
-    """What persists between runs."""
-
-    distance_m: float = 0.0
-    fuel_l: float = 0.0
-    hours_h: float = 0.0
-    in_tank_l: float | None = None
-
-
-def load_totals(path: str | None) -> Totals:
-    """The totals a state file kept; zeros without one. ConfigError names a file it cannot read."""
-    if path is None or not os.path.exists(path):
-        return Totals()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        return Totals(float(data["distance_m"]), float(data["fuel_l"]), float(data["hours_h"]),
-                      float(data["in_tank_l"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"[fms] state_file {path}: not a state file ecu-sim wrote ({exc}); "
-                          "move it away to start from zero") from None
-
-
 def save_totals(path: str, totals: Totals) -> None:
     """Written to a temporary file beside it and renamed over it: a reader or a power cut sees the
     old file or the new one, never half of one."""
@@ -106,7 +82,7 @@ class FmsState:
         self._settings = settings
         self._dt = period_s
         self._path = settings.state_file
-        start = load_totals(self._path)
+        start = Totals(*settings.start_totals) if settings.start_totals else load_totals(self._path)
         self._start = start
         self._tank = settings.tank_l
         self._in_tank = settings.tank_l if start.in_tank_l is None else start.in_tank_l

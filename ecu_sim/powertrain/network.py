@@ -20,6 +20,7 @@ from ecu_sim.member.part import NetworkPart
 from ecu_sim.powertrain.commanded import Commanded, CruiseState
 from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage
 from ecu_sim.powertrain.fms import FmsState
+from ecu_sim.powertrain.live import LiveMessages
 from ecu_sim.powertrain.members import FIRST_CONSTANT, Readings
 from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
@@ -76,6 +77,8 @@ class Powertrain:
         self.commanded = commanded
         self.fms = fms
         self._fms_fuel = fms_fuel
+        #: every message by name, for a person's controls (stop, cycle, a fixed signal)
+        self.live = LiveMessages(frames.messages, commanded.period_s)
 
     def hear(self, msg: can.Message) -> None:
         """A frame that is not a command: the other nodes' network layers keep what is theirs (the
