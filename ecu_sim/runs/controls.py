@@ -36,15 +36,15 @@ from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
-from ecu_sim.faults.spec import DTC_KIND, Fault, parse_fault
+from ecu_sim.faults.spec import DTC_KIND, parse_fault
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, kinds_taking
+from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, ecu_of, kinds_taking
 from ecu_sim.powertrain.live import LiveMessages
 
 #: every control's name, in the order the page shows them
 NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record", "message", "signal")
 #: the keys that go with a control beside its own
-_COMPANIONS = {"on": "fault", "send": "message", "cycle_ms": "message", "value": "signal"}
+_COMPANIONS = {"on": "fault", "node": "fault", "send": "message", "cycle_ms": "message", "value": "signal"}
 RECORD_ACTIONS = ("start", "stop")
 _SWITCH_WORDS = {"on": True, "off": False}
 
@@ -77,11 +77,13 @@ class Control:
     value: Any
     #: for ``fault``: on or off
     on: bool = True
+    #: for a ``dtc`` fault: the powertrain's or the restbus's node that raises it (None: the node's own)
+    node: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The control as the journal holds it, which :func:`check` reads back unchanged."""
         if self.name == "fault":
-            return {"fault": str(self.value), "on": self.on}
+            return {"fault": str(self.value), "on": self.on, **({"node": self.node} if self.node else {})}
         if self.name in ("message", "signal"):
             return dict(self.value)
         return {self.name: self.value}
@@ -174,6 +176,13 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
         raise ControlError(Refusal.MALFORMED,
             f"fault {value!r}: a switched fault has no window; it acts from the "
             "tick it is switched on to the tick it is switched off")
+    if fault.kind == DTC_KIND and "node" in body:
+        node = body["node"]
+        parts = getattr(getattr(built.node, "powertrain", None), "others", {})
+        if node not in parts:
+            raise ControlError(Refusal.NOT_HERE, f"no node {node!r} here; the powertrain's and the "
+                                                 f"restbus's: {', '.join(parts) or 'none'}")
+        return Control("fault", fault, on, node)
     if fault.kind == DTC_KIND:
         if built.node.network is None:
             raise ControlError(Refusal.NOT_HERE,
@@ -257,15 +266,18 @@ def apply(control: Control, built: Built, tick: int) -> str | None:
     if control.name in ("message", "signal"):
         return _apply_live(control.name, control.value, built, tick)
     if control.name == "fault":
-        return _switch_fault(control.value, control.on, built, tick)
+        return _switch_fault(control, built, tick)
     if control.name in built.node.CONTROLS:
         built.node.take_control(control.name, control.value)
     return None
 
 
-def _switch_fault(fault: Fault, on: bool, built: Built, tick: int) -> str | None:
-    if fault.kind == DTC_KIND and fault.dtc is not None and built.node.network is not None:
-        changed = built.node.network.switch_dtc(Dtc(*fault.dtc), on, tick)
+def _switch_fault(control: Control, built: Built, tick: int) -> str | None:
+    fault, on = control.value, control.on
+    powertrain = ecu_of(built).powertrain if control.node is not None else None
+    network = built.node.network if powertrain is None else powertrain.others[str(control.node)]
+    if fault.kind == DTC_KIND and fault.dtc is not None and network is not None:
+        changed = network.switch_dtc(Dtc(*fault.dtc), on, tick)
     else:
         changed = built.faults is not None and built.faults.switch(fault, on, tick)
     if changed:

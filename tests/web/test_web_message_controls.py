@@ -90,3 +90,13 @@ def test_a_session_of_message_and_signal_controls_replays_bit_for_bit(truck: Pag
     assert "bit for bit" in replayed.stdout
     journal = next(tmp_path.glob("*.ticks")).read_text()
     assert 'control {"cycle_ms":100.0,"message":"TCO1"}' in journal
+
+
+def test_a_dtc_raised_on_a_restbus_node_goes_in_its_dm1_with_the_lamp(truck: Page,
+                                                                      udp_bus: can.BusABC) -> None:
+    status, answer = truck.control({"fault": "dtc=1624:2", "on": True, "node": "TACHOGRAPH"})
+    assert status == 200, answer
+    dm1 = next(m for m in frames(udp_bus, 300) if m.arbitration_id & 0x00FFFFFF == 0x00FECAEE)
+    spn = dm1.data[2] | dm1.data[3] << 8 | (dm1.data[4] & 0xE0) << 11
+    assert spn == 1624 and dm1.data[4] & 0x1F == 2
+    assert dm1.data[0] & 0x0C == 0x04  # the amber warning lamp on (J1939-73 byte 1, bits 3-4)
