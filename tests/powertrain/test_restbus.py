@@ -104,7 +104,7 @@ def test_a_signal_without_a_truck_spn_carries_its_start_value_else_not_available
     amb = [m for m in recording if m.arbitration_id == AMB][-1]
     decoded = decode(AMB, amb.data, scaling=False)
     assert decoded["CabInteriorTemperature"] == 9376  # GenSigStartValue: 20 degC
-    assert decoded["AmbientAirTemperature"] == 0xFFFF  # no start value: not available
+    assert decoded["RoadSurfaceTemperature"] == 0xFFFF  # no start value, no truck's value: n/a
 
 
 def test_an_on_request_message_is_never_sent_unasked(recording: list[can.Message]) -> None:
