@@ -101,8 +101,8 @@ def test_the_fuel_used_is_the_integral_of_the_fuel_rate_sent(frames: list[tuple[
     tick, used_l = decoded(frames, HRLFC, "HighResEngineTotalFuelUsed")[-1]
     integrated_l = integral_until(rates, 0.1, tick, 1.0 / 3600.0)
     assert used_l > 2.0
-    # LFE1 is a 100 ms sample of a rate that changes with the CCM's APP on a 100 ms grid of the same
-    # phase, so a reader's sum lags the engine's by 0.17 % over this drive: the 0.1 % is not met
+    # a reader's sum of LFE1 (0.05 L/h steps, one sample per 100 ms) falls 0.17 % short of the engine's
+    # own integral over this drive: the 0.1 % is not met (docs/whole-truck.md says why)
     assert used_l == pytest.approx(integrated_l, rel=0.002)
 
 
