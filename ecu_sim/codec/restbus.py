@@ -23,8 +23,9 @@ from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.errors import ConfigError
 
-#: the send types that mean "periodic at the cycle time"
-_CYCLIC = frozenset({"cyclic", "cyclicIfActive", "IfActive", "cyclicAndTriggered"})
+#: the send types that mean "periodic at the cycle time", in lower case: DBC tools spell their
+#: enums differently ("cyclic", "Cyclic", "cyclicIfActive", "IfActive")
+_CYCLIC = frozenset({"cyclic", "cyclicifactive", "ifactive", "cyclicandtriggered"})
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def _message(path: str, message: Message) -> RestbusMessage:
     if send_type is None and cycle is None:
         raise ConfigError(f"--restbus {path}: message {message.name} (0x{message.frame_id:X}) has neither a "
                           "cycle time (GenMsgCycleTime) nor a send type (GenMsgSendType)")
-    if send_type is not None and send_type not in _CYCLIC:
+    if send_type is not None and send_type.lower() not in _CYCLIC:
         cycle = None  # sent on request only
     elif cycle is None:
         raise ConfigError(f"--restbus {path}: message {message.name} (0x{message.frame_id:X}) is "

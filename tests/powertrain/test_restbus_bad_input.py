@@ -53,3 +53,4 @@ def test_a_restbus_needs_the_powertrain_network(cli_main: Cli) -> None:
     result = cli_main("-i", "socketcan", "-c", "nosuchcan9", "--vehicle", "class6", "--profile", "j1939",
                       "--restbus", str(REPO / "examples" / "restbus" / "cluster.dbc"))
     assert result.status == 2 and "--restbus needs --network powertrain" in result.err
+
