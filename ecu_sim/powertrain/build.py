@@ -22,7 +22,13 @@ from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
 from ecu_sim.powertrain.commanded import Commanded, Hold
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
-from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
+from ecu_sim.powertrain.engine_frames import (
+    EngineFrames,
+    EngineMessage,
+    TransportOutput,
+    every_ticks,
+    find_messages,
+)
 from ecu_sim.powertrain.fms import FmsState
 from ecu_sim.powertrain.intake import TC1_GEAR, TSC1_MODE, XBR_DEMAND, CommandIntake
 from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
@@ -32,17 +38,6 @@ from ecu_sim.powertrain.retarder import Retarder
 from ecu_sim.powertrain.transmission_control import GearRequests
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model
-
-
-class TransportOutput:
-    """A message over eight bytes (EC1) goes by BAM through its node's network layer."""
-
-    def __init__(self, part: NetworkPart, pgn: int) -> None:
-        self._part = part
-        self._pgn = pgn
-
-    def send(self, tick: int, deadline: float, data: bytes) -> None:
-        self._part.broadcast(self._pgn, data)
 
 
 def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, Message, int]]:

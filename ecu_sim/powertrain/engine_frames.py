@@ -22,6 +22,7 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import messages_carrying
 from ecu_sim.j1939.ids import pgn_of
+from ecu_sim.member.part import NetworkPart
 from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.drive import Driveline
@@ -124,6 +125,17 @@ def every_ticks(message: Message, period_s: float) -> int:
     least one (every tick without a cycle time)."""
     cycle = message.cycle_time
     return max(1, ticks_in(cycle / 1000.0, period_s)) if cycle else 1
+
+
+class TransportOutput:
+    """A message over eight bytes (EC1) goes by BAM through its node's network layer."""
+
+    def __init__(self, part: NetworkPart, pgn: int) -> None:
+        self._part = part
+        self._pgn = pgn
+
+    def send(self, tick: int, deadline: float, data: bytes) -> None:
+        self._part.broadcast(self._pgn, data)
 
 
 class EngineFrames:

@@ -26,7 +26,7 @@ from ecu_sim.codec.spn import spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
-from ecu_sim.powertrain.engine_frames import EngineMessage
+from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput
 from ecu_sim.powertrain.fms import FMS_SPNS, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
 from ecu_sim.runtime.ticks import ticks_in
@@ -52,16 +52,6 @@ class RestbusBuilt:
 
     parts: dict[str, NetworkPart]
     messages: list[EngineMessage]
-
-
-class _BamOutput:
-    """A message over eight bytes goes by BAM through its node's network layer."""
-
-    def __init__(self, part: NetworkPart, pgn: int) -> None:
-        self._part, self._pgn = part, pgn
-
-    def send(self, tick: int, deadline: float, data: bytes) -> None:
-        self._part.broadcast(self._pgn, data)
 
 
 def restbus_files(settings: Settings) -> list[str]:
@@ -112,7 +102,7 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
     for m, cyclic in messages:
         m.gate = part
         if m.message.length > SINGLE_FRAME:
-            m.output = _BamOutput(part, pgn_of(m.message.frame_id))
+            m.output = TransportOutput(part, pgn_of(m.message.frame_id))
         if cyclic:
             built.messages.append(m)
     built.parts[node.name] = part
