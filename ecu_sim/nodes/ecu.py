@@ -35,7 +35,7 @@ from ecu_sim.vehicle.model import TruckState
 
 
 class Ecu(InputNode):
-    CONTROLS = frozenset({"pedal_override"})
+    CONTROLS = frozenset({"pedal_override", "message", "signal"})
 
     def __init__(
         self,

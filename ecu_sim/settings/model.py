@@ -16,6 +16,7 @@ from typing import Any
 from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
+from ecu_sim.settings.fms import FmsSettings as FmsSettings
 from ecu_sim.settings.j1939 import NETWORKS as NETWORKS
 from ecu_sim.settings.j1939 import POWERTRAIN as POWERTRAIN
 from ecu_sim.settings.j1939 import J1939Settings as J1939Settings
@@ -299,6 +300,7 @@ class Settings:
     driver: DriverSettings = field(default_factory=DriverSettings)
     j1939: J1939Settings = field(default_factory=J1939Settings)
     ccm: CcmSettings = field(default_factory=CcmSettings)
+    fms: FmsSettings = field(default_factory=FmsSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -319,6 +321,7 @@ SECTIONS: dict[str, type[Any]] = {
     "driver": DriverSettings,
     "j1939": J1939Settings,
     "ccm": CcmSettings,
+    "fms": FmsSettings,
 }
 BUS_SECTION = "bus"
 
