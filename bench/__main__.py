@@ -3,7 +3,8 @@
 ``scripts/bench controller`` how many real-time cases with a controller under test fit at once
 (bench/controller.py), ``scripts/bench versus REV`` this tree's virtual-time rates beside a
 commit's (bench/versus.py), ``scripts/bench attacks`` the J1939 floods against this tree and a
-commit (bench/attacks.py)."""
+commit (bench/attacks.py), ``scripts/bench dataset`` labelled frames a second beside unlabelled
+ones (bench/dataset.py)."""
 
 import sys
 
@@ -26,6 +27,11 @@ if sys.argv[1:2] == ["attacks"]:
     from bench.attacks import main as attacks_main
 
     sys.exit(attacks_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["dataset"]:
+    from bench.dataset import main as dataset_main
+
+    sys.exit(dataset_main(sys.argv[2:]))
 
 from bench.run import main
 

@@ -1,39 +1,64 @@
-"""What the node's page costs: CPU per tick, memory and tick lateness without ``--web``, with it and
-no page open, and with two pages open (docs/performance.md, "The page: CPU, memory, lateness").
+"""What the node's page costs: CPU per tick and tick lateness without ``--web``, with it and no page
+open, and with a page open, for the 10 Hz testbed ECU and the 10 ms powertrain, side by side in
+the same minutes (docs/performance.md, "The page: CPU, memory, lateness").
 
-The node is an ``ecu-sim`` ECU process on a private udp_multicast bus with a CCM beside it, so it
-receives and sends as on a rig. A page is what a browser keeps open: one WebSocket taking every
-snapshot (the page's files are fetched once and cached); two clients in this process read them
-as two browsers on two laptops would, so the board's figures are not mixed with a browser's own
-rendering. Per configuration:
+Each node is an ``ecu-sim`` process on a private udp_multicast bus: the testbed ECU beside a CCM
+(it receives APP and sends its speed, as on a rig), the powertrain (``--vehicle class6 --profile
+j1939 --network powertrain``) on its own, its four nodes talking to each other. A page is what a
+browser keeps open, one WebSocket taking every snapshot, read in this process so that the node's
+figures hold no browser's rendering. Per run:
 
-- CPU per tick: the process's user + system time (``wait4``) of a long run minus a short one, so
-  the start-up cancels out, over the ticks of the difference;
-- memory: the long run's peak resident set (``ru_maxrss``);
-- lateness: a third run with the tick probe (``--tick-probe``, the same in every configuration):
-  the worst tick and the lateness histogram.
+- CPU per tick: the node's threads' CPU time (the scheduler's ``se.sum_exec_runtime`` in
+  ``/proc/PID/task/*/sched``, nanoseconds) over a window that starts once the node has run a few
+  seconds (start-up and the page's connection left out), divided by the window's ticks;
+- lateness: a second run with the tick probe (``--tick-probe``, the same in every configuration):
+  the worst tick and the ticks later than 200 us.
 
-Run: ``.venv/bin/python -m bench.web [--seconds S] [--pages N]``; prints JSON. ``--node HOST:PORT``
-instead measures nothing and only holds N pages open on a node started elsewhere (the ARM stage).
+Rounds alternate the configurations (and, with ``--baseline REV``, the same configurations of
+another commit exported with ``git archive``), so a slow spell of the shared machine falls on all
+of them; the figures are medians over the rounds, and each configuration's extra CPU over the run
+without ``--web`` is taken within its round.
+
+Run: ``.venv/bin/python -m bench.web [--seconds S] [--rounds N] [--baseline REV]``; prints JSON
+and a Markdown table. ``--node HOST:PORT`` instead measures nothing and only holds pages open on a
+node started elsewhere (the ARM stage).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
 import json
-import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-ENV = {k: v for k, v in os.environ.items() if not k.startswith(("CAN_", "ECU_SIM_"))}
+from bench.processes import child_env
+
+REPO = Path(__file__).resolve().parent.parent
+NODES = {"testbed, 10 Hz": ([], 0.1, True),
+         "powertrain, 10 ms": (["--vehicle", "class6", "--profile", "j1939", "--network", "powertrain"], 0.01,
+                               False)}
+CONFIGURATIONS = ("without --web", "--web, no page open", "--web, a page open",
+                  "--web, web_record = no, no page open")
+#: per configuration: --web, a page open, the environment's settings
+_RUNS = {CONFIGURATIONS[0]: (False, False, {}), CONFIGURATIONS[1]: (True, False, {}),
+         CONFIGURATIONS[2]: (True, True, {}),
+         CONFIGURATIONS[3]: (True, False, {"ECU_SIM_RUN_WEB_RECORD": "no"})}
+#: what a baseline runs: a commit before ``[run] web_record`` knows no such setting
+_BASELINE = CONFIGURATIONS[:3]
+#: seconds a node runs before the CPU window opens: start-up, the first page's connection
+WARM_S = 4.0
 
 
 def _free_port() -> int:
@@ -70,110 +95,154 @@ def hold_pages(url: str, pages: int, stop: threading.Event) -> tuple[threading.T
     return thread, counts
 
 
-def _run(bus: list[str], seconds: float, web: int | None, pages: int,
-         extra: list[str]) -> tuple[float, int, int]:
-    """One ECU run; its CPU seconds, peak RSS (KiB) and the bytes its pages received."""
-    args = [sys.executable, "-m", "ecu_sim", *bus, "--duration", str(seconds), "--log-level", "warning",
-            *extra]
+def cpu_s(pid: int) -> float:
+    """The CPU time of every thread of ``pid`` so far, from the scheduler's own account."""
+    total = 0.0
+    for path in glob.glob(f"/proc/{pid}/task/*/sched"):
+        try:
+            with open(path, encoding="ascii") as sched:
+                for line in sched:
+                    if line.startswith("se.sum_exec_runtime"):
+                        total += float(line.split(":")[1]) / 1000.0
+                        break
+        except OSError:
+            continue  # a thread that ended meanwhile
+    return total
+
+
+@contextmanager
+def _node(tree: str, args: list[str],
+          configuration: str) -> Iterator[tuple[subprocess.Popen[bytes], list[int]]]:
+    """An ECU process of ``tree`` (its folder first on PYTHONPATH) as ``configuration`` says."""
+    web, page, settings = _RUNS[configuration]
+    env = {**child_env(), **settings, "PYTHONPATH": tree}
+    command = [sys.executable, "-m", "ecu_sim", *args, "--log-level", "warning"]
+    port = _free_port()
+    if web:
+        command += ["--web", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(command, env=env, cwd=tempfile.gettempdir())
     stop = threading.Event()
-    thread = None
-    counts = [0]
-    if web is not None:
-        args += ["--web", f"127.0.0.1:{web}"]
-        if pages:
-            thread, counts = hold_pages(f"http://127.0.0.1:{web}/", pages, stop)
-    process = subprocess.Popen(args, env=ENV)
-    peak = 0
-    while True:  # the peak as the kernel counts it (VmHWM): ru_maxrss would include this process's
-        peak = max(peak, _peak_kib(process.pid))  # size at the fork
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        time.sleep(0.2)
-    stop.set()
-    if thread is not None:
-        thread.join(10)
-    assert status == 0, args
-    return float(usage.ru_utime + usage.ru_stime), peak, counts[0]
-
-
-def _peak_kib(pid: int) -> int:
+    thread, counts = hold_pages(f"http://127.0.0.1:{port}/", 1, stop) if page else (None, [0])
     try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+        yield process, counts
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(10)
+        if process.poll() is None:
+            process.terminate()
+        process.wait(30)
 
 
-def virtual(ticks: int, repeats: int) -> dict[str, float]:
-    """Microseconds of the loop thread's CPU per tick in virtual time, without and with ``--web``
-    (no page open): the work ``--web`` adds to a tick, without the sleeping, as bench.viewers."""
-    import logging
-
-    import can
-
-    from bench.viewers import _clock_of
-    from ecu_sim import cli
-    from ecu_sim.runs import tuned
-
-    result: dict[str, float] = {}
-    for name, extra in (("without --web", []), ("--web", ["--web", "127.0.0.1:0"])):
-        best = float("inf")
-        for _ in range(repeats):
-            channel = f"bench-{random.SystemRandom().getrandbits(32):08x}"
-            peer = can.Bus(interface="virtual", channel=channel, receive_own_messages=False)
-            setattr(tuned, "MonotonicClock", _clock_of(peer))  # noqa: B010  # as bench.viewers does
-            started = time.thread_time()
-            status = cli.main(["run", "-i", "virtual", "-c", channel, "--duration", str(ticks / 10),
-                               "--log-level", "warning", *extra])
-            best = min(best, (time.thread_time() - started) / ticks)
-            peer.shutdown()
-            logging.getLogger().handlers.clear()
-            assert status == 0, name
-        result[name] = round(best * 1e6, 1)
-    return result
+def cpu_per_tick_us(tree: str, bus: list[str], node: str, configuration: str, seconds: float) -> float:
+    """The node's CPU per tick over a window of ``seconds`` after WARM_S."""
+    args, period, _ = NODES[node]
+    with _node(tree, [*bus, *args, "--duration", str(WARM_S + seconds + 5)], configuration) as (process, _):
+        time.sleep(WARM_S)
+        start_cpu, start = cpu_s(process.pid), time.monotonic()
+        time.sleep(seconds)
+        used, spent = cpu_s(process.pid) - start_cpu, time.monotonic() - start
+        assert process.poll() is None, f"{node} {configuration}: the node ended early"
+    return round(used / (spent / period) * 1e6, 1)
 
 
-def measure(seconds: float, pages: int, short_s: float = 3.0) -> dict[str, Any]:
+def lateness(tree: str, bus: list[str], node: str, configuration: str, seconds: float) -> dict[str, Any]:
+    """The tick probe's worst tick and late ticks of one run of ``seconds``."""
+    args, _, _ = NODES[node]
+    with tempfile.TemporaryDirectory() as folder:
+        probe = Path(folder) / "probe.json"
+        run = [*bus, *args, "--duration", str(seconds), "--tick-probe", str(probe)]
+        with _node(tree, run, configuration) as (process, counts):
+            process.wait(seconds + 60)
+        probed = json.loads(probe.read_text())
+    return {"worst_lateness_us": round(probed["worst_us"]["lateness"], 1), "late_ticks": probed["late"],
+            "ticks": probed["ticks"], "page_kib_per_s": round(counts[0] / 1024 / seconds, 1)}
+
+
+def _bus() -> list[str]:
     rng = random.SystemRandom()
-    bus = ["-i", "udp_multicast", "-c", f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}",
-           "--bus-kwargs", f"port={rng.randint(20000, 60000)}"]
-    ccm = subprocess.Popen([sys.executable, "-m", "ecu_sim", "ccm", *bus, "--log-level", "warning"], env=ENV)
-    result: dict[str, Any] = {}
+    return ["-i", "udp_multicast", "-c", f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}",
+            "--bus-kwargs", f"port={rng.randint(20000, 60000)}"]
+
+
+@contextmanager
+def _beside(node: str, bus: list[str]) -> Iterator[None]:
+    """The CCM the testbed ECU runs beside; the powertrain runs alone."""
+    if not NODES[node][2]:
+        yield
+        return
+    env = {**child_env(), "PYTHONPATH": str(REPO)}
+    ccm = subprocess.Popen([sys.executable, "-m", "ecu_sim", "ccm", *bus, "--log-level", "warning"], env=env,
+                           cwd=tempfile.gettempdir())
     try:
-        with tempfile.TemporaryDirectory() as folder:
-            for name, web, open_pages in (("without --web", None, 0), ("--web, no page open", 0, 0),
-                                          (f"--web, {pages} pages open", 0, pages)):
-                port = None if web is None else _free_port()
-                short, _, _ = _run(bus, short_s, port, open_pages, [])
-                port = None if web is None else _free_port()
-                long, rss, received = _run(bus, seconds, port, open_pages, [])
-                probe = Path(folder) / "probe.json"
-                port = None if web is None else _free_port()
-                _run(bus, seconds, port, open_pages, ["--tick-probe", str(probe)])
-                probed = json.loads(probe.read_text())
-                result[name] = {
-                    "cpu_us_per_tick": round((long - short) / ((seconds - short_s) * 10) * 1e6, 1),
-                    "peak_rss_mib": round(rss / 1024, 1),
-                    "page_kib_per_s": round(received / 1024 / seconds, 1),
-                    "worst_lateness_us": round(probed["worst_us"]["lateness"], 1),
-                    "late_ticks": probed["late"],
-                    "ticks": probed["ticks"],
-                    "lateness_histogram_us": probed["lateness_histogram_us"],
-                }
+        yield
     finally:
         ccm.terminate()
-        ccm.wait(10)
+        ccm.wait(30)
+
+
+def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float) -> dict[str, Any]:
+    """Per tree, node and configuration: CPU per tick in each round, medians, the extra over
+    the run without ``--web`` (within each round), and this tree's lateness."""
+    this = next(iter(trees))
+    cpu: dict[str, dict[str, dict[str, list[float]]]] = {
+        tree: {node: {c: [] for c in (CONFIGURATIONS if tree == this else _BASELINE)} for node in NODES}
+        for tree in trees}
+    for _ in range(rounds):
+        for node in NODES:
+            bus = _bus()
+            with _beside(node, bus):
+                for tree, path in trees.items():
+                    for configuration in cpu[tree][node]:
+                        cpu[tree][node][configuration].append(
+                            cpu_per_tick_us(path, bus, node, configuration, seconds))
+    result: dict[str, Any] = {"seconds": seconds, "rounds": rounds, "trees": {}}
+    for tree, nodes in cpu.items():
+        result["trees"][tree] = {node: _summary(runs) for node, runs in nodes.items()}
+    for node in NODES:
+        bus = _bus()
+        with _beside(node, bus):
+            for configuration in CONFIGURATIONS:
+                result["trees"][this][node][configuration].update(
+                    lateness(trees[this], bus, node, configuration, probe_s))
     return result
+
+
+def _summary(runs: dict[str, list[float]]) -> dict[str, dict[str, Any]]:
+    plain = runs[CONFIGURATIONS[0]]
+    summary: dict[str, dict[str, Any]] = {}
+    for configuration, values in runs.items():
+        extra = [(v - p) / p * 100 for v, p in zip(values, plain, strict=True)]
+        summary[configuration] = {"cpu_us_per_tick": values, "median_us": round(statistics.median(values), 1),
+                                  "extra_pct_median": round(statistics.median(extra), 1),
+                                  "extra_pct_range": [round(min(extra), 1), round(max(extra), 1)]}
+    return summary
+
+
+def table(result: dict[str, Any]) -> str:
+    """The Markdown table docs/performance.md shows."""
+    rows = ["| tree | node | configuration | CPU a tick, median (us) | extra over no `--web`, median "
+            "(range) | worst tick | ticks later than 200 us |", "|---|---|---|---:|---:|---:|---:|"]
+    for tree, nodes in result["trees"].items():
+        for node, configurations in nodes.items():
+            for configuration, f in configurations.items():
+                late = (f"{f['worst_lateness_us'] / 1000:.1f} ms", f"{f['late_ticks']} of {f['ticks']}") \
+                    if "worst_lateness_us" in f else ("", "")
+                low, high = f["extra_pct_range"]
+                rows.append(f"| {tree} | {node} | {configuration} | {f['median_us']:,.0f} | "
+                            f"{f['extra_pct_median']:+.1f} % ({low:+.1f} .. {high:+.1f}) | "
+                            f"{late[0]} | {late[1]} |")
+    return "\n".join(rows)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--pages", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=20.0, help="the CPU window of a run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--probe-seconds", type=float, default=20.0, help="the lateness run")
+    parser.add_argument("--baseline", metavar="REV", help="the same runs of this commit (or the package "
+                        "in this folder), side by side")
+    parser.add_argument("--pages", type=int, default=2, help="with --node: how many pages")
     parser.add_argument("--node", metavar="HOST:PORT", help="only hold the pages open on this node")
     parser.add_argument("--hold", type=float, default=60.0, help="with --node: for this long (s)")
     args = parser.parse_args()
@@ -185,8 +254,17 @@ def main() -> int:
         thread.join(10)
         print(json.dumps({"pages": args.pages, "bytes": counts[0]}))
         return 0
-    print(json.dumps({"virtual_us_per_tick": virtual(3000, 3),
-                      "realtime": measure(args.seconds, args.pages)}, indent=2))
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"this tree": str(REPO)}
+        if args.baseline and Path(args.baseline).is_dir():
+            trees[args.baseline] = args.baseline  # a tree exported before, e.g. by bench.versus
+        elif args.baseline:
+            from bench.versus import export
+
+            trees[args.baseline] = str(export(args.baseline, Path(folder)))
+        result = measure(args.seconds, args.rounds, trees, args.probe_seconds)
+    print(json.dumps(result, indent=2))
+    print(table(result))
     return 0
 
 

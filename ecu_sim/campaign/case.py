@@ -8,11 +8,16 @@ a failed row carrying the error, so one bad case never stops a campaign; only an
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ecu_sim.campaign import lockstep, program
+from ecu_sim.campaign.effect import EFFECT_FIGURES, EffectProbe, effect
 from ecu_sim.campaign.figures import FIGURES, Probe, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.runs import simulation
+from ecu_sim.runs.attacked import AttackSetup, first_start_s
 from ecu_sim.runtime.loop import TickObserver
+from ecu_sim.settings.model import Settings
 
 #: columns every row starts with; the case's settings and the figures follow, the error last
 HEAD = ("id", "status")
@@ -28,7 +33,9 @@ def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
     temporary name and renamed when complete, so a trace file is never half a run. A case with a
     controller under test runs in real time against it (ecu_sim.campaign.program).
     """
-    row = {"id": case.id, "status": OK, **case.columns(), **dict.fromkeys(FIGURES, ""), "error": ""}
+    effects = dict.fromkeys(EFFECT_FIGURES, "") if case.attack()[0] else {}
+    row = {"id": case.id, "status": OK, **case.columns(), **dict.fromkeys(FIGURES, ""), **effects,
+           "error": ""}
     try:
         if case.program is None:
             row.update(_simulate(case, traces))
@@ -48,6 +55,9 @@ def _simulate(case: Case, traces: str | None) -> dict[str, str]:
     settings = case.settings()
     mode, app_pct = case.driver()
     driver = simulation.DriverSetup(mode, app_pct)
+    specs, seed = case.attack()
+    if specs:
+        return attacked_case(case, settings, driver, specs, seed, traces)
     probes: list[Probe] = []
 
     def watch(sim: simulation.Simulation) -> list[TickObserver]:
@@ -58,6 +68,29 @@ def _simulate(case: Case, traces: str | None) -> dict[str, str]:
         simulation.run(settings, driver, out, link="direct", watch=watch)
     set_speed = settings.run.set_speed_kph if mode == "ccm" else None
     return figures(probes[0], set_speed, case.settle_band_kph)
+
+
+def attacked_case(case: Case, settings: Settings, driver: simulation.DriverSetup, specs: tuple[str, ...],
+                  seed: int, traces: str | None) -> dict[str, str]:
+    """The figures of an attacked case and its effect beside the attack-free twin; with ``traces``,
+    its labelled capture as ``traces/ID.log`` (ecu-sim dataset reads them)."""
+    probes: list[Probe] = []
+    effects: list[EffectProbe] = []
+
+    def watch(sim: simulation.Simulation) -> list[TickObserver]:
+        probes.append(Probe(sim))
+        effects.append(EffectProbe(sim))
+        stop = [] if case.distance_m is None else [StopAt(sim, case.distance_m)]
+        return [probes[-1], effects[-1], *stop]
+
+    simulation.run(settings, driver, link="direct", watch=watch)
+    capture = None if traces is None else str(Path(traces) / f"{case.id}.log")
+    setup = AttackSetup(specs, seed, capture, scenario=case.id)
+    simulation.run(settings, driver, link="direct", watch=watch, attack=setup)
+    set_speed = settings.run.set_speed_kph if driver.kind == "ccm" else None
+    first_s = first_start_s(specs)
+    return {**figures(probes[1], set_speed, case.settle_band_kph),
+            **effect(effects[1], effects[0], first_s)}
 
 
 class StopAt:

@@ -51,6 +51,8 @@ FIGURES: dict[str, str] = {
     "fuel_l": "lower",
     "fuel_l_per_100km": "lower",
     "co2_g_per_tkm": "lower",
+    "neutral_s": "",
+    "eco_roll_events": "",
     "faults_injected": "",
     "dtcs_raised": "lower",
     "invalid_frames": "",
@@ -76,6 +78,10 @@ class Probe:
         self.payloads: list[bytes | bytearray] = []
         #: positions of the frames the bus refused
         self.not_sent = array("L")
+        #: ticks the class6 truck spent in neutral (TC1, eco-roll), and how often it went there
+        self.neutral_ticks = 0
+        self.neutral_entries = 0
+        self._in_neutral = False
         self._ecu = simulation.ecu
         self._append_speed = self.speed_mps.append
         self._append_app = self.app_pct.append
@@ -94,6 +100,10 @@ class Probe:
         self._append_app(ecu.app_pct)
         if isinstance(state, Class6State) and state.shift_left_s <= 0.0:  # no torque in a shift
             self.engine_w.append(max(0.0, state.engine_nm) * state.engine_rpm * RAD_S_PER_RPM)
+            if state.neutral:  # in neutral, not synchronising to engage
+                self.neutral_ticks += 1
+                self.neutral_entries += not self._in_neutral
+            self._in_neutral = state.neutral
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
         if direction is Direction.NOT_SENT:
@@ -128,6 +138,9 @@ def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[
     row["app_at_100_s"] = _num(len([a for a in app if a >= 100.0]) * period)
     row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))
     row.update(fuel(sim))
+    if isinstance(sim.ecu.state, Class6State):
+        row["neutral_s"] = _num(probe.neutral_ticks * period)
+        row["eco_roll_events"] = str(probe.neutral_entries)
     row["faults_injected"] = str(sum(sim.faults.injected.values()) if sim.faults is not None else 0)
     row["dtcs_raised"] = str(dtcs_raised(sim))
     row["invalid_frames"] = str(sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0))

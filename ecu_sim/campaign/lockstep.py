@@ -25,9 +25,8 @@ from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.trace import CsvTrace
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
-from ecu_sim.runs.simulation import DEFAULT_DURATION_S
+from ecu_sim.runs.simulation import run_ticks
 from ecu_sim.runtime.loop import TickObserver
-from ecu_sim.runtime.ticks import ticks_in
 
 #: the loopback address the case's ECU listens on
 HOST = "127.0.0.1"
@@ -42,8 +41,7 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
     schedule = FaultSchedule.load(f.inject, f.scenario, f.seed) if f.inject or f.scenario else None
     if schedule is not None:
         injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
-    duration = DEFAULT_DURATION_S if settings.run.duration_s is None else settings.run.duration_s
-    ticks = max(1, ticks_in(duration, settings.run.resolved_period_s))
+    ticks = run_ticks(settings)
     probes: list[Probe] = []
 
     def watch(stepper: Stepper) -> list[TickObserver]:

@@ -20,8 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ecu_sim.campaign.spec import DRIVER_KEYS, DRIVER_SECTION, PROGRAM_MODE, Campaign, Program, Value
+from ecu_sim.campaign.spec import (
+    ATTACK_SECTION,
+    DRIVER_KEYS,
+    DRIVER_SECTION,
+    NO_ATTACK,
+    PROGRAM_MODE,
+    Campaign,
+    Program,
+    Value,
+)
 from ecu_sim.errors import ConfigError
+from ecu_sim.runs import attacked
 from ecu_sim.settings import load as settings_load
 from ecu_sim.settings.model import Settings
 from ecu_sim.settings.sources import Given, read_ini
@@ -60,6 +70,8 @@ class Case:
         found = read_ini(self.config) if self.config else []
         for dotted, raw, origin in self.values:
             section, key = dotted.split(".", 1)
+            if section == ATTACK_SECTION:
+                continue
             if section != DRIVER_SECTION:
                 found.append(Given(section, key, _resolve_path(raw, self.folder), origin))
             elif key == "mode" and raw == TSC1_MODE:  # the CCM commanding by TSC1 and XBR
@@ -76,6 +88,14 @@ class Case:
                   if dotted.startswith(DRIVER_SECTION + ".")}
         mode = str(chosen.get("mode", "ccm" if self.program is None else PROGRAM_MODE))
         return "ccm" if mode == TSC1_MODE else mode, float(chosen.get("app_pct", 0.0))
+
+    def attack(self) -> tuple[tuple[str, ...], int]:
+        """The case's attacks as ``--attack`` specs (none for ``none``) and their seed."""
+        chosen = {dotted.split(".", 1)[1]: raw for dotted, raw, _ in self.values
+                  if dotted.startswith(ATTACK_SECTION + ".")}
+        kinds = str(chosen.get("kind", NO_ATTACK))
+        specs = tuple(s.strip() for s in kinds.split(";") if s.strip() and s.strip() != NO_ATTACK)
+        return specs, int(str(chosen.get("seed", "0")), 0)
 
     def columns(self) -> dict[str, str]:
         """The case's own settings, as they go into its row of results."""
@@ -129,8 +149,18 @@ def _case(campaign: Campaign, values: Sequence[Value], index: int) -> Case:
     draft = Case("", index, listed, folder, config, campaign.settle_band_kph, campaign.distance_m,
                  campaign.program)
     _check_driver(draft, campaign)
+    _check_attack(draft)
     settings = draft.settings()  # ConfigError names the key and line of a bad value
     return dataclasses.replace(draft, id=case_id(draft, settings))
+
+
+def _check_attack(case: Case) -> None:
+    origins = {dotted: origin for dotted, _, origin in case.values}
+    try:
+        specs, _ = case.attack()
+    except ValueError:
+        raise ConfigError(f"{origins.get('attack.seed')}: attack.seed must be an integer") from None
+    attacked.check(specs, f"{origins.get('attack.kind')}: attack.kind")
 
 
 def _check_driver(case: Case, campaign: Campaign) -> None:
@@ -160,7 +190,8 @@ def case_id(case: Case, settings: Settings) -> str:
     typed: dict[str, Any] = {}
     for dotted, raw, _ in case.values:
         section, key = dotted.split(".", 1)
-        value = raw if section == DRIVER_SECTION else getattr(getattr(settings, section), key, raw)
+        value = raw if section in (DRIVER_SECTION, ATTACK_SECTION) else getattr(getattr(settings, section),
+                                                                                 key, raw)
         typed[dotted] = list(value) if isinstance(value, tuple) else value
     if typed.get("driver.mode", "ccm") != "pedal":
         typed.pop("driver.app_pct", None)  # meaningless without a constant pedal

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from ecu_sim.campaign import executors, matrix, program, spec
 from ecu_sim.campaign.case import FAILED, HEAD, TAIL
+from ecu_sim.campaign.effect import EFFECT_FIGURES
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.progress import CampaignProgress
 from ecu_sim.campaign.results import Results
@@ -54,7 +55,8 @@ def columns(cases: list[matrix.Case]) -> list[str]:
     for case in cases:
         settings.update(dict.fromkeys(dotted for dotted, _, _ in case.values))
     extra = program.COLUMNS if any(case.program is not None for case in cases) else ()
-    return [*HEAD, *settings, *FIGURES, *extra, *TAIL]
+    effects = EFFECT_FIGURES if any(case.attack()[0] for case in cases) else ()
+    return [*HEAD, *settings, *FIGURES, *extra, *effects, *TAIL]
 
 
 def load(path: str, command: str | None = None, socketcan: bool = False) -> list[matrix.Case]:

@@ -31,6 +31,11 @@ DRIVER_SECTION = "driver"
 DRIVER_KEYS = {"mode": ("ccm", "tsc1", "pedal", "none", "program"), "app_pct": None}
 #: ``driver.mode = program``: the campaign's ``[program]``, another process, works the pedal
 PROGRAM_MODE = "program"
+#: the pseudo-section of an attacker on the bus: ``kind``, an ``--attack`` spec or ``none`` (several
+#: separated by ``;``), and ``seed``, the seed of its random frames (ecu_sim.runs.attacked)
+ATTACK_SECTION = "attack"
+ATTACK_KEYS = ("kind", "seed")
+NO_ATTACK = "none"
 #: the distributions of ``[random]``: name -> number of parameters (None: a list of choices)
 DISTRIBUTIONS = {"uniform": 2, "integers": 2, "choice": None}
 _TOP_LEVEL = ("campaign", "base", "matrix", "case", "random", "program")
@@ -221,11 +226,13 @@ def key_problem(dotted: str) -> str | None:
     section, _, key = dotted.partition(".")
     if section == DRIVER_SECTION:
         known = list(DRIVER_KEYS)
+    elif section == ATTACK_SECTION:
+        known = list(ATTACK_KEYS)
     elif section in SECTIONS:
         known = [f.name for f in dataclasses.fields(SECTIONS[section]) if f.init]
     else:
         return (f"unknown section {section!r}; settings are section.key with section one of "
-                f"{', '.join([*SECTIONS, DRIVER_SECTION])}")
+                f"{', '.join([*SECTIONS, DRIVER_SECTION, ATTACK_SECTION])}")
     if key not in known:
         return f"unknown key {key!r}; [{section}] knows: {', '.join(sorted(known))}"
     return None

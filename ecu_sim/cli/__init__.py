@@ -35,6 +35,8 @@ COMMANDS: dict[str, str] = {
     "driver": "driver",
     "campaign": "campaign",
     "j1939": "j1939",
+    "attack": "attack",
+    "dataset": "dataset",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command

@@ -82,6 +82,15 @@ def add_ecu_options(parser: argparse.ArgumentParser) -> None:
                help="single (default): the ECU is one J1939 node; powertrain (class6, j1939 "
                     "profile): engine 0x00, transmission 0x03, brakes 0x0B and retarder 0x0F, each "
                     "its own node, at a 10 ms tick, taking TSC1 and XBR (docs/j1939.md)")
+    add_option(group, "--restbus", key="j1939.restbus", action="append", metavar="FILE.dbc",
+               help="with --network powertrain: every node of this DBC that ecu-sim does not host "
+                    "sends its messages at their cycle times, from its own address (repeatable; "
+                    "docs/whole-truck.md)")
+    add_option(group, "--fms", key="fms.enabled", action=argparse.BooleanOptionalAction,
+               help="with --network powertrain: the FMS-Standard messages from the truck's state "
+                    "(distance, fuel, hours, level, coolant, weights, TCO1; docs/whole-truck.md)")
+    add_option(group, "--fms-state", key="fms.state_file", metavar="FILE",
+               help="--fms: the totals persist in FILE between runs (written atomically)")
     add_option(group, "--wheelbase", key="vehicle.wheelbase_m", type=float, metavar="M",
                help="front to rear axle, over which the slope of a road is felt: elevations, GPX "
                     "and appendix-d, every route for class6 (default 5 m)")
@@ -119,8 +128,10 @@ def add_gains(group: argparse._ActionsContainer) -> None:
     controller's too: it holds the set speed with them)."""
     add_option(group, "--controller", key="controller.mode", choices=CONTROLLER_MODES,
                help="pi (default) holds the set speed; predictive previews the route (--route) and "
-                    "coasts before crests and dips within a band of the set speed ([controller] "
-                    "under_kph, over_kph, preview_m; docs/vehicle.md)")
+                    "coasts before crests and dips within a band of the set speed, in neutral where "
+                    "it can ask the transmission (TC1), and holds a little above it ahead of climbs "
+                    "([controller] under_kph, over_kph, preview_m, eco_roll, anticipate_kph; "
+                    "docs/eco-cruise.md)")
     add_option(group, "--kp", key="controller.kp", type=float, metavar="GAIN",
                help="proportional gain, %% APP per km/h")
     add_option(group, "--ki", key="controller.ki", type=float, metavar="GAIN",

@@ -50,13 +50,23 @@ def _builtin_dir() -> importlib.resources.abc.Traversable:
     return importlib.resources.files("ecu_sim.dbc")
 
 
+#: built-in DBCs that are a restbus (``--fms``), not a profile of the ECU's own frames
+RESTBUS_DBCS: Final = frozenset({"fms"})
+
+
+def builtin_restbus(name: str) -> str:
+    """The path of a built-in restbus DBC (``fms``)."""
+    return str(_builtin_dir() / f"{name}.dbc")
+
+
 def available_profiles() -> list[str]:
     """Names of the DBC files shipped with the package, for help texts and error messages."""
     try:
         entries = list(_builtin_dir().iterdir())
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(e.name.removesuffix(".dbc") for e in entries if e.name.endswith(".dbc") and e.is_file())
+    return sorted(name for e in entries if e.name.endswith(".dbc") and e.is_file()
+                  and (name := e.name.removesuffix(".dbc")) not in RESTBUS_DBCS)
 
 
 def is_j1939_database(database: Database) -> bool:

@@ -74,6 +74,18 @@ class SignalLayout:
         padded = payload.ljust((self.first_bit + self.length + 7) // 8, b"\0")
         return (int.from_bytes(padded, "big") >> (8 * len(padded) - self.first_bit - self.length)) & mask
 
+    def with_raw(self, payload: int, length: int, raw: int) -> int:
+        """``payload`` (a frame of ``length`` bytes read little-endian) with the signal's bits set
+        to ``raw`` (two's complement when signed), the other bits kept."""
+        mask = (1 << self.length) - 1
+        raw &= mask
+        if self.is_little_endian:
+            return (payload & ~(mask << self.start)) | (raw << self.start)
+        shift = 8 * length - self.first_bit - self.length
+        big = int.from_bytes(payload.to_bytes(length, "little"), "big")
+        big = (big & ~(mask << shift)) | (raw << shift)
+        return int.from_bytes(big.to_bytes(length, "big"), "little")
+
     def value(self, raw: int) -> float:
         """The physical value of a raw number (signed or not: the caller has decided)."""
         return raw * self.scale + self.offset

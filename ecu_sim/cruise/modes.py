@@ -30,6 +30,12 @@ class ControllerSettings:
     under_kph: float = _PREDICTIVE.under_kph
     over_kph: float = _PREDICTIVE.over_kph
     preview_m: float = _PREDICTIVE.preview_m
+    eco_roll: bool = _PREDICTIVE.eco_roll
+    eco_roll_min_kph: float = _PREDICTIVE.eco_roll_min_kph
+    eco_roll_min_s: float = _PREDICTIVE.eco_roll_min_s
+    anticipate_kph: float = _PREDICTIVE.anticipate_kph
+    anticipate_m: float = _PREDICTIVE.anticipate_m
+    climb_pct: float = _PREDICTIVE.climb_pct
 
     @property
     def pi(self) -> PiParams:
@@ -40,7 +46,12 @@ class ControllerSettings:
         """The band and preview with ``mode = predictive``; None for the PI controller alone."""
         if self.mode != "predictive":
             return None
-        return PredictiveParams(self.under_kph, self.over_kph, self.preview_m)
+        return self._predictive()
+
+    def _predictive(self) -> PredictiveParams:
+        return PredictiveParams(self.under_kph, self.over_kph, self.preview_m, self.eco_roll,
+                                self.eco_roll_min_kph, self.eco_roll_min_s, self.anticipate_kph,
+                                self.anticipate_m, self.climb_pct)
 
     def problems(self) -> list[str]:
         """The PI controller's problems, then the band's (checked whatever the mode, so a file that
@@ -50,5 +61,5 @@ class ControllerSettings:
             found.append(f"mode must be pi or predictive (got {self.mode!r}): pi holds the set speed, "
                          "predictive also previews the route (--route) and coasts before crests and dips")
         found += self.pi.problems()
-        found += PredictiveParams(self.under_kph, self.over_kph, self.preview_m).problems()
+        found += self._predictive().problems()
         return found

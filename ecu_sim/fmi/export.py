@@ -16,8 +16,9 @@ from ecu_sim.errors import ConfigError, needs_extra
 PACKAGE = Path(__file__).resolve().parent.parent
 #: what the model imports, relative to the package: nothing that needs python-can or cantools
 BUNDLED = ("__init__.py", "checks.py", "errors.py", "vehicle/__init__.py", "vehicle/model.py",
-           "vehicle/params.py", "vehicle/route.py", "vehicle/class6.py", "vehicle/engine.py",
-           "vehicle/transmission.py", "vehicle/fuel.py", "vehicle/fuel_data.py", "vehicle/cat3126e_fuel.csv")
+           "vehicle/params.py", "vehicle/route.py", "vehicle/class6.py", "vehicle/class6_state.py",
+           "vehicle/neutral.py", "vehicle/engine.py", "vehicle/transmission.py", "vehicle/fuel.py",
+           "vehicle/fuel_data.py", "vehicle/cat3126e_fuel.csv")
 SCRIPT = Path(__file__).resolve().parent / "ecu_sim_truck.py"
 
 

@@ -41,6 +41,7 @@ from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.journal import JournalWriter, file_checksum, journal_path
 from ecu_sim.io.wire_order import WireOrder
 from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.settings.fms import load_totals
 from ecu_sim.settings.model import Settings
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ FLUSH_INTERVAL_S = 1.0
 SYNC_INTERVAL_S = 10.0
 
 #: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
-REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939", "ccm")
+REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939", "ccm", "fms")
 
 
 def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tuple[float, float]] | None,
@@ -80,6 +81,13 @@ def _replayed_settings(settings: Settings, road_file: str | None) -> dict[str, A
         sections["profile"]["dbc"] = os.path.abspath(settings.profile.dbc)
     if road_file is not None:
         sections["run"]["grade_file"] = os.path.abspath(road_file)
+    sections["j1939"]["restbus"] = [os.path.abspath(path) for path in settings.j1939.restbus]
+    fms = settings.fms
+    if fms.enabled and not fms.start_totals:  # the totals this run starts from, not the file's later ones
+        start = load_totals(fms.state_file)
+        in_tank = fms.tank_l if start.in_tank_l is None else start.in_tank_l
+        sections["fms"]["start_totals"] = [*start[:3], in_tank]
+    sections["fms"]["state_file"] = None
     return sections
 
 

@@ -26,6 +26,7 @@ from ecu_sim.io import journal, mcap_format
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.settings.model import (
     CcmSettings,
+    FmsSettings,
     J1939Settings,
     ProfileSettings,
     RunSettings,
@@ -125,7 +126,8 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
                             controller=ControllerSettings(**recorded["controller"]),
                             run=RunSettings(**recorded["run"]),
                             j1939=J1939Settings(**recorded.get("j1939", {})),
-                            ccm=CcmSettings(**recorded.get("ccm", {})))
+                            ccm=CcmSettings(**recorded.get("ccm", {})),
+                            fms=_fms(recorded.get("fms", {})))
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{journal.journal_path(recording.path)}, line 1: settings this ecu-sim "
                           f"does not know ({exc}); replay with the version that recorded it") from None
@@ -142,6 +144,11 @@ def settings_of(recording: Recording, dbc: str | None = None) -> Settings:
         log.warning("%s is not the DBC file the recording was made with (its checksum differs from "
                     "sha256 %s); the replay may differ", path, checksum)
     return settings
+
+
+def _fms(recorded: dict[str, Any]) -> FmsSettings:
+    """The recorded ``[fms]``, its start totals a tuple again (JSON gives a list)."""
+    return FmsSettings(**{**recorded, "start_totals": tuple(recorded.get("start_totals", ()))})
 
 
 def _check_road(recording: Recording, settings: Settings) -> None:

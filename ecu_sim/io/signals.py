@@ -90,17 +90,41 @@ class NodeView:
             self._frames.append(("tx", msg))
 
     def take(self) -> dict[str, Any]:
-        """The tick's group of this node; the frames are forgotten, the next tick starts empty."""
+        """The group of this node since the last take (a tick, or several when a viewer samples);
+        the frames are forgotten, the next take starts empty."""
         group: dict[str, Any] = {"rx": {}, "tx": {}}
-        decode = self._decoder.decode
-        for way, msg in self._frames:
-            decoded = decode(msg)
-            if decoded is not None:
-                group[way][decoded[0]] = decoded[1]
+        newest = self._newest()
+        for _, way, key, _ in sorted(newest, key=lambda entry: entry[0]):  # where its identifier first came
+            group[way].setdefault(key, None)
+        for _, way, key, (_, signals) in sorted(newest, key=lambda entry: entry[3][0]):  # the newest wins
+            group[way][key] = signals
         self._frames.clear()
         group["state"] = dict(self._state())
         group["counters"] = dict(self._counters())
         return group
+
+    def _newest(self) -> list[tuple[int, str, str, tuple[int, dict[str, float]]]]:
+        """Of each identifier its newest frame that decodes, once: a sampling viewer lets many of
+        one identifier pile up between its takes. Each as (where its identifier first came, way,
+        key, (where it came, signals)); the group built from them is the one that decoding every
+        frame in order gives, since a frame's key follows from its identifier."""
+        decode = self._decoder.decode
+        first: dict[tuple[str, int, bool, bool, bool], int] = {}
+        for index, (way, msg) in enumerate(self._frames):
+            first.setdefault((way, msg.arbitration_id, msg.is_extended_id, msg.is_error_frame,
+                              msg.is_remote_frame), index)
+        decided: set[tuple[str, int, bool, bool, bool]] = set()
+        kept: list[tuple[int, str, str, tuple[int, dict[str, float]]]] = []
+        for index in range(len(self._frames) - 1, -1, -1):
+            way, msg = self._frames[index]
+            ident = (way, msg.arbitration_id, msg.is_extended_id, msg.is_error_frame, msg.is_remote_frame)
+            if ident in decided:
+                continue
+            decoded = decode(msg)
+            if decoded is not None:
+                decided.add(ident)
+                kept.append((first[ident], way, decoded[0], (index, decoded[1])))
+        return kept
 
 
 class TickView:

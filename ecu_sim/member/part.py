@@ -207,11 +207,14 @@ def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, inp
 
 def build_member(kind: str, function: int, address: int, port: Port, profile: Profile, nodes: list[str],
                  settings: J1939Settings, period_s: float, new_frame: FrameFactory,
-                 periodic: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
+                 periodic: Mapping[int, Callable[[], bytes | None]],
+                 attributes: Mapping[str, int] | None = None) -> NetworkPart:
     """The part of a node the ECU hosts beside its own (``--network powertrain``): NAME and
-    address from the DBC's attributes of ``nodes`` (the node's), ``function`` by default;
-    ``[j1939]`` gives it only whether to claim and its identification strings."""
-    values: dict[str, Any] = {**node_attributes(profile.database, nodes)}
+    address from the DBC's attributes of ``nodes`` (the node's; ``attributes`` instead when
+    the node is another DBC's, a restbus node), ``function`` by default; ``[j1939]`` gives it
+    only whether to claim and its identification strings."""
+    given = node_attributes(profile.database, nodes) if attributes is None else attributes
+    values: dict[str, Any] = {**given}
     if settings.address_claim is not None:
         values["address_claim"] = settings.address_claim
     values.setdefault("function", function)

@@ -16,7 +16,10 @@ the CCM does two more things, both only when its DBC has the messages:
   of its band, so a descent's speed is kept for the road after it).
 
 With ``--controller predictive`` it also follows its position on the route it previews, by the
-speed it hears, and releases the pedal where ecu_sim.cruise.predictive says a coast pays.
+speed it hears, releases the pedal where ecu_sim.cruise.predictive says a coast pays, asks the
+transmission for neutral (TC1, requested gear 0) where that coast is an eco-roll, and holds a
+little above the set speed ahead of a climb. It sends TC1 every tick it sends APP, "no request"
+(not available) outside an eco-roll, so the transmission's own schedule is back at once.
 
 With a driver on the bus, the driver's pedal, brake and cruise commands act as
 ecu_sim.nodes.driver_demand says (override, brake, resume).
@@ -29,6 +32,7 @@ driver's, and its pedal input does not time out while a controller drives.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import can
@@ -74,6 +78,7 @@ class Ccm(InputNode):
         network: NetworkPart | None = None,
         preview: Preview | None = None,
         commands: Commands | None = None,
+        gear_request: tuple[RoleCodec, Output] | None = None,
     ) -> None:
         super().__init__(port, profile.speed, output, hold_ticks, speed_source, network)
         #: ETC2's current and selected gear codecs, and the tick of the latest frame saying a shift is on
@@ -89,6 +94,14 @@ class Ccm(InputNode):
         self.preview = preview
         #: the predictive controller has released the pedal: a coast (see ecu_sim.cruise.predictive)
         self.coasting = False
+        #: the coast is an eco-roll: the transmission is asked for neutral (TC1)
+        self.neutral = False
+        #: how far above the set speed the predictive controller holds the speed ahead of a climb
+        self.lift_kph = 0.0
+        #: TC1's requested gear and its output, with eco-roll; its payloads: neutral, no request
+        self.gear_request = gear_request
+        self._tc1 = (b"", b"") if gear_request is None else (gear_request[0].encode(0.0),
+                                                             gear_request[0].encode(math.nan))
         #: the predictive controller lets a descent take the speed to the top of its band
         self.brake_band_kph = BRAKE_BAND_KPH if preview is None else preview.params.over_kph
         self.brake_pct = 0.0
@@ -162,13 +175,15 @@ class Ccm(InputNode):
         if self.pedal_override_pct is not None:
             pedal = max(pedal, self.pedal_override_pct)
         if self.preview is not None and speed is not None:
-            self.coasting = self.preview.update(speed, self.set_speed_kph, self.dt_s)
+            decision = self.preview.update(speed, self.set_speed_kph, self.dt_s)
+            self.coasting, self.lift_kph = decision.coasting, decision.lift_kph
+            self.neutral = decision.coasting and decision.neutral and self.gear_request is not None
         cruise_app = 0.0
         if speed is None or not self.engaged or self.coasting:  # a coast: the PI starts afresh after it
             self.pi_state = PiState()
         else:
             cruise_app, state = controller.step(
-                self.params, self.pi_state, self.set_speed_kph, speed, self.dt_s)
+                self.params, self.pi_state, self.set_speed_kph + self.lift_kph, speed, self.dt_s)
             if not (pedal > cruise_app or (self.gears is not None and self.shifting)):  # else frozen
                 self.pi_state = state
         self.override = pedal > cruise_app and speed is not None and self.engaged
@@ -177,8 +192,12 @@ class Ccm(InputNode):
         if transmit and self.commands is not None:
             if self.send(deadline, self.encode_app(pedal)):  # the driver's pedal alone, as its sensor's
                 self._command(deadline, speed, self.commands)
-        elif transmit and self.send(deadline, self.encode_app(self.app_pct)) and self.brake is not None:
-            self._brake(deadline, speed, *self.brake)
+        elif transmit and self.send(deadline, self.encode_app(self.app_pct)):
+            if self.brake is not None:
+                self._brake(deadline, speed, *self.brake)
+            if self.gear_request is not None:  # neutral only while cruise holds the truck
+                neutral = self.neutral and self.cruise_active and not self.override
+                self.gear_request[1].send(self.tick_index, deadline, self._tc1[0 if neutral else 1])
         self.finish_tick(speed is None, transmit)
 
     def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:
@@ -221,7 +240,8 @@ class Ccm(InputNode):
                           shown="speed missing" if speed is None else "speed {:6.2f} km/h"),
                    Figure("brake_pct", "%", None if self.brake is None else self.brake_pct, recorded=False),
                    Figure("cruise", "", cruise, recorded=False,
-                          shown="cruise coast" if cruise == "on" and self.coasting else "cruise {}"),
+                          shown=("cruise eco-roll" if self.neutral else "cruise coast")
+                          if cruise == "on" and self.coasting else "cruise {}"),
                    Figure("pedal_override_pct", "%", self.pedal_override_pct, recorded=False)]
         if self.commands is not None:
             figures.append(Figure("command", "", self._demand_text(), recorded=False, shown="{}"))

@@ -7,11 +7,14 @@ received, stale, or flagged not available) means a coasting truck: APP 0 %.
 
 Which truck is driven is the vehicle's business (ecu_sim.vehicle.drive). A vehicle with a brake
 also takes the brake demand (EBC1 brake pedal position, when the DBC has it), held like APP and
-0 % when missing; a vehicle with a driveline also sends the engine messages (EEC1, ETC2).
+0 % when missing, and a request for neutral (TC1 requested gear 0, when the DBC has it), held
+like APP and dropped when missing; a vehicle with a driveline also sends the engine messages
+(EEC1, ETC2).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import can
@@ -32,7 +35,7 @@ from ecu_sim.vehicle.model import TruckState
 
 
 class Ecu(InputNode):
-    CONTROLS = frozenset({"pedal_override"})
+    CONTROLS = frozenset({"pedal_override", "message", "signal"})
 
     def __init__(
         self,
@@ -46,6 +49,7 @@ class Ecu(InputNode):
         engine_frames: EngineFrames | None = None,
         network: NetworkPart | None = None,
         powertrain: Powertrain | None = None,
+        gear_request: RoleCodec | None = None,
     ) -> None:
         super().__init__(port, profile.app, output, hold_ticks, app_source, network)
         self.vehicle = vehicle
@@ -55,6 +59,10 @@ class Ecu(InputNode):
         self.brake = brake
         self.brake_held = HeldInput(hold_ticks)
         self.brake_demand_pct = 0.0
+        #: TC1's requested gear (the transmission is the ECU's in the single-node run), held like
+        #: APP: a sender gone silent gives the transmission its own schedule back
+        self.gear_request = gear_request
+        self.gear_held = HeldInput(hold_ticks)
         self.engine_frames = engine_frames
         #: ``--network powertrain``: the other hosted nodes and every powertrain message
         self.powertrain = powertrain
@@ -95,6 +103,16 @@ class Ecu(InputNode):
             else:
                 self.brake_held.update(value, self.tick_index, brake.source_address(msg.arbitration_id))
             return
+        gear = self.gear_request
+        if (gear is not None and gear.matches(msg.arbitration_id, msg.is_extended_id)
+                and not msg.is_remote_frame):
+            value = gear.decode(msg.data)
+            if isinstance(value, Invalid) and value is not Invalid.NOT_AVAILABLE:
+                self.invalid["gear_" + value.name.lower()] += 1
+            else:  # not available: no request
+                self.gear_held.update(math.nan if isinstance(value, Invalid) else value, self.tick_index,
+                                      gear.source_address(msg.arbitration_id))
+            return
         powertrain = self.powertrain
         if powertrain is not None:
             kind = powertrain.commanded.receive(msg)
@@ -112,9 +130,16 @@ class Ecu(InputNode):
             app = 0.0 if held is None else held
             if self.powertrain is not None and isinstance(self.vehicle, Class6Vehicle):
                 # the commands of the tick before: steady ones are taken as prepared
-                self.vehicle.prepare(app, self.brake_demand_pct, self.powertrain.commanded.command)
+                commanded = self.powertrain.commanded
+                self.vehicle.prepare(app, self.brake_demand_pct, commanded.command, commanded.neutral)
+            elif self.gear_request is not None and isinstance(self.vehicle, Class6Vehicle):
+                self.vehicle.prepare(app, self._brake_demand(), neutral=self.neutral_requested())
             else:
                 self.vehicle.prepare(app, self._brake_demand())
+
+    def neutral_requested(self) -> bool:
+        """Whether a TC1 heard within the hold time asks for neutral (requested gear 0)."""
+        return self.gear_held.get(self.tick_index) == 0.0
 
     def _brake_demand(self) -> float:
         """The brake demand this tick uses: the held one, 0 % when missing or without a brake."""
@@ -136,7 +161,10 @@ class Ecu(InputNode):
             self._step_powertrain(self.powertrain, self.vehicle, transmit)
         elif self.tick_index:
             self.brake_demand_pct = self._brake_demand()
-            self.vehicle.step(self.app_pct, self.brake_demand_pct)
+            if self.gear_request is not None and isinstance(self.vehicle, Class6Vehicle):
+                self.vehicle.step(self.app_pct, self.brake_demand_pct, neutral=self.neutral_requested())
+            else:
+                self.vehicle.step(self.app_pct, self.brake_demand_pct)
         if self.powertrain is not None:
             self._tick_powertrain(self.powertrain, deadline, transmit)
             return
@@ -155,7 +183,7 @@ class Ecu(InputNode):
         command = commanded.decide(vehicle.state, self.app_pct, self._app_source(), driver_brake, transmit)
         self.brake_demand_pct = commanded.brake_pct(driver_brake)
         if self.tick_index:
-            vehicle.step(self.app_pct, self.brake_demand_pct, command)
+            vehicle.step(self.app_pct, self.brake_demand_pct, command, commanded.neutral)
 
     def _app_source(self) -> int | None:
         """Where the APP in use comes from (None: missing, or set on the node's page)."""

@@ -62,6 +62,8 @@ SPN_BRAKE_PEDAL_POSITION = 521
 #: J1939 SPNs 523 and 524, current and selected gear: the CCM holds its integral while they differ
 SPN_CURRENT_GEAR = 523
 SPN_SELECTED_GEAR = 524
+#: J1939 SPN 525, transmission requested gear (TC1): the predictive CCM's eco-roll asks for neutral
+SPN_REQUESTED_GEAR = 525
 #: faults that leave a period without a frame
 WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
 
@@ -92,9 +94,9 @@ class NodeKind(enum.Enum):
             tsc1, xbr = command_codecs(profile.database, source_address_of(own_id(profile.app, settings)))
             return [own_id(profile.app, settings), tsc1.frame_id, xbr.frame_id]
         if self is NodeKind.CCM and settings.vehicle.preset == "class6":
-            brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
+            extra = [spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), eco_roll_codec(profile, settings)]
             return list(dict.fromkeys([own_id(profile.app, settings),
-                                       *([] if brake is None else [own_id(brake, settings)])]))
+                                       *[own_id(codec, settings) for codec in extra if codec is not None]]))
         if self is not NodeKind.DRIVER:
             return [own_id(self.sends(profile), settings)]
         sa = settings.driver.driver_source
@@ -204,13 +206,14 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
                                         powertrain)
     elif kind is NodeKind.CCM:
         hold = hold_ticks(run.input_timeout_s(run.speed_timeout_s), period)
-        gears, brake = (_ccm_extras(port, profile, settings, new_frame) if settings.vehicle.preset == "class6"
-                        else (None, None))
+        gears, brake, tc1 = (_ccm_extras(port, profile, settings, new_frame)
+                             if settings.vehicle.preset == "class6" else (None, None, None))
         commands = _ccm_commands(port, profile, settings, new_frame)
         node = Ccm(port, profile, output, settings.controller.pi, run.set_speed_kph, period, hold,
                    settings.profile.speed_source, gears=gears, brake=None if commands else brake,
                    driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network,
-                   preview=build_preview(settings, route), commands=commands)
+                   preview=build_preview(settings, route, eco_roll=tc1 is not None), commands=commands,
+                   gear_request=tc1)
     else:
         if pedals is None:
             raise ValueError("a driver needs its pedals")
@@ -261,7 +264,8 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
         vehicle = Class6Vehicle(model, route, v.wheelbase_m, run.initial_speed_kph, period)
         return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
                    brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network,
-                   powertrain=powertrain)
+                   powertrain=powertrain,
+                   gear_request=None if powertrain is not None else spn_codec(profile, SPN_REQUESTED_GEAR))
     truck = TruckModel(settings.truck) if plant is None else plant
     vehicle = TestbedVehicle(truck, testbed_route(route, v.wheelbase_m), run.initial_speed_kph, period,
                              pure=plant is None)
@@ -277,15 +281,26 @@ def _engine_frames(port: Port, profile: Profile, settings: Settings,
 
 
 def _ccm_extras(port: Port, profile: Profile, settings: Settings, new_frame: FrameFactory) -> tuple[
-        tuple[RoleCodec, RoleCodec] | None, tuple[RoleCodec, Output] | None]:
-    """What a CCM driving a class6 truck adds on a DBC with ETC2 and EBC1: the gear input and the
-    brake output. With the testbed vehicle the CCM stays as it was: APP out, speed in."""
+        tuple[RoleCodec, RoleCodec] | None, tuple[RoleCodec, Output] | None, tuple[RoleCodec, Output] | None]:
+    """What a CCM driving a class6 truck adds on a DBC with ETC2, EBC1 and TC1: the gear input, the
+    brake output and the eco-roll's request for neutral. With the testbed vehicle the CCM stays as
+    it was: APP out, speed in."""
     current, selected = spn_codec(profile, SPN_CURRENT_GEAR), spn_codec(profile, SPN_SELECTED_GEAR)
     gears = (current, selected) if current is not None and selected is not None else None
-    brake = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION)
-    output = (None if brake is None else
-              (brake, Transmitter(port, own_id(brake, settings), brake.is_extended_id, new_frame)))
-    return gears, output
+    brake, tc1 = spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), eco_roll_codec(profile, settings)
+    outputs = [None if codec is None else
+               (codec, Transmitter(port, own_id(codec, settings), codec.is_extended_id, new_frame))
+               for codec in (brake, tc1)]
+    return gears, outputs[0], outputs[1]
+
+
+def eco_roll_codec(profile: Profile, settings: Settings) -> RoleCodec | None:
+    """TC1's requested gear, for a predictive CCM with eco-roll on a DBC that has it (not with
+    ``--command tsc1``, whose controller speaks to the powertrain network); else None."""
+    predictive = settings.controller.predictive
+    if predictive is None or not predictive.eco_roll or settings.ccm.command == "tsc1":
+        return None
+    return spn_codec(profile, SPN_REQUESTED_GEAR)
 
 
 def _ccm_commands(port: Port, profile: Profile, settings: Settings,

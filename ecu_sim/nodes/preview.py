@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ecu_sim.cruise.predictive import CoastModel, Preview
+from ecu_sim.cruise.predictive import CoastModel, Models, Preview
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Params
 from ecu_sim.vehicle.drive import Terrain
@@ -21,15 +21,17 @@ from ecu_sim.vehicle.params import KPH_PER_MPS
 _RAD_S_PER_RPM = 0.10471975511965977
 
 
-def build_preview(settings: Settings, road: object) -> Preview | None:
-    """The predictive part of a CCM with ``[controller] mode = predictive``; None for the PI one."""
+def build_preview(settings: Settings, road: object, eco_roll: bool = False) -> Preview | None:
+    """The predictive part of a CCM with ``[controller] mode = predictive``; None for the PI one.
+    ``eco_roll``: the CCM can ask the transmission for neutral (TC1), so it predicts that coast too."""
     params = settings.controller.predictive
     if params is None:
         return None
     if not isinstance(road, Terrain):
         raise ValueError("a predictive CCM needs the road it previews: load it with "
                          "ecu_sim.runs.prepare.load_ccm_road")
-    return Preview(params, coast_model(settings), road.elevation_at)
+    neutral = neutral_coast(settings) if eco_roll else None
+    return Preview(params, Models(coast_model(settings), neutral), road.elevation_at)
 
 
 def coast_model(settings: Settings) -> CoastModel:
@@ -61,3 +63,12 @@ def class6_coast(p: Class6Params, set_speed_kph: float) -> CoastModel:
     return CoastModel(mass_kg=p.mass_kg + p.rotating_mass_kg + inertia_kg, weight_n=weight,
                       a_n=p.crr * weight + drag_n, b_n_per_mps=0.0,
                       c_n_per_mps2=0.5 * p.air_density_kg_m3 * p.cda_m2)
+
+
+def neutral_coast(settings: Settings) -> CoastModel:
+    """The class6 truck rolling in neutral: rolling resistance and air alone, the engine neither
+    dragging nor carried along."""
+    p = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + settings.vehicle.payload_kg)
+    weight = p.mass_kg * p.gravity_mps2
+    return CoastModel(mass_kg=p.mass_kg + p.rotating_mass_kg, weight_n=weight, a_n=p.crr * weight,
+                      b_n_per_mps=0.0, c_n_per_mps2=0.5 * p.air_density_kg_m3 * p.cda_m2)

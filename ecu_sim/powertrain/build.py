@@ -6,7 +6,7 @@ The factory (:mod:`ecu_sim.nodes.factory`) calls :func:`build_powertrain` for an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from cantools.database.can import Message, Signal
 
@@ -22,24 +22,22 @@ from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
 from ecu_sim.powertrain.commanded import Commanded, Hold
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
-from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage, every_ticks, find_messages
-from ecu_sim.powertrain.intake import TSC1_MODE, XBR_DEMAND, CommandIntake
+from ecu_sim.powertrain.engine_frames import (
+    EngineFrames,
+    EngineMessage,
+    TransportOutput,
+    every_ticks,
+    find_messages,
+)
+from ecu_sim.powertrain.fms import FmsState
+from ecu_sim.powertrain.intake import TC1_GEAR, TSC1_MODE, XBR_DEMAND, CommandIntake
 from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
 from ecu_sim.powertrain.network import Latest, Powertrain
+from ecu_sim.powertrain.restbus import build_restbus, restbus_files
 from ecu_sim.powertrain.retarder import Retarder
+from ecu_sim.powertrain.transmission_control import GearRequests
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model
-
-
-class TransportOutput:
-    """A message over eight bytes (EC1) goes by BAM through its node's network layer."""
-
-    def __init__(self, part: NetworkPart, pgn: int) -> None:
-        self._part = part
-        self._pgn = pgn
-
-    def send(self, tick: int, deadline: float, data: bytes) -> None:
-        self._part.broadcast(self._pgn, data)
 
 
 def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, Message, int]]:
@@ -106,8 +104,18 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     others = {role: part for role, part in parts.items() if role != "engine"}
     commanded = _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
                            cruise, {role: part.hold for role, part in parts.items()})
+    files = restbus_files(settings)
+    fms = FmsState(settings.fms, period, model.params.mass_kg) if files else None
+    if fms is not None:
+        def newest() -> Sequence[float] | None:
+            return None if latest.readings is None else latest.readings + fms.values
+        restbus = build_restbus(files, {part.network.address for part in parts.values()}, port, profile,
+                                settings.j1939, period, new_frame, newest)
+        others.update(restbus.parts)
+        all_messages += restbus.messages
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, latest, commanded)
+                      every_ticks(speed.message, period), model, latest, commanded, fms,
+                      settings.fms.enabled)
 
 
 def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
@@ -121,21 +129,23 @@ def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Setting
                period_s: float, own_address: int, cruise_address: int | None,
                holds: Mapping[str, Hold]) -> Commanded:
     """The commands the DBC addresses to the hosted nodes (by their identifiers' destinations):
-    TSC1 to the engine and to the retarder, XBR to the brakes, each with its control function."""
+    TSC1 to the engine and to the retarder, XBR to the brakes, TC1 to the transmission, each with
+    its control function."""
     accepted = settings.j1939.accepted_tsc1_sources()
 
-    def intake(role: str, spn: int, name: str) -> CommandIntake | None:
+    def intake(role: str, spn: int, name: str, checked: bool = True) -> CommandIntake | None:
         member = hosted.get(role)
         if member is None:
             return None
         for message in messages_with(profile.database, spn):
             if destination_of(message.frame_id) == member.address:
-                return CommandIntake(message, member.address, name)
+                return CommandIntake(message, member.address, name, checked)
         return None
 
     engine = intake("engine", TSC1_MODE, "tsc1")
     retarder = intake("retarder", TSC1_MODE, "tsc1_retarder")
     brakes = intake("brakes", XBR_DEMAND, "xbr")
+    gears = intake("transmission", TC1_GEAR, "tc1", checked=False)
     p = model.params
     return Commanded(
         period_s,
@@ -145,4 +155,5 @@ def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Setting
                                                           accepted=accepted)),
         None if brakes is None else (brakes, BrakeController(period_s, p.max_brake_decel_g * p.gravity_mps2,
                                                              own_address=brakes.destination)),
-        own_address, model, cruise_address, holds)
+        own_address, model, cruise_address, holds,
+        None if gears is None else (gears, GearRequests(period_s)))

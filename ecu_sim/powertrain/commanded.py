@@ -20,19 +20,21 @@ import can
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.powertrain.brake_control import BrakeController, BrakeOutput, XbrAdmission
 from ecu_sim.powertrain.engine_control import EngineRequest, TorqueMode, Tsc1Admission, Tsc1Arbiter
-from ecu_sim.powertrain.intake import CommandIntake, tsc1_command, xbr_command
+from ecu_sim.powertrain.intake import CommandIntake, tc1_request, tsc1_command, xbr_command
 from ecu_sim.powertrain.retarder import Retarder, RetarderOutput
+from ecu_sim.powertrain.transmission_control import GearOutput, GearRequests
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.engine import EngineCommand
 
 log = logging.getLogger(__name__)
 #: a control function's tick: each carries the DTCs it holds active
-_Output = TypeVar("_Output", EngineRequest, BrakeOutput, RetarderOutput)
+_Output = TypeVar("_Output", EngineRequest, BrakeOutput, RetarderOutput, GearOutput)
 #: a hosted node's DM1 taking the DTCs its control functions hold active
 Hold = Callable[[frozenset[Dtc]], None]
 #: what the control functions say of a frame they act on
 _TSC1_TAKEN: Final = frozenset({Tsc1Admission.ACCEPTED, Tsc1Admission.SKIPPED})
 _XBR_TAKEN: Final = frozenset({XbrAdmission.ACCEPTED})
+_TC1_TAKEN: Final = frozenset({True})
 _NO_SENDERS: Final[frozenset[int]] = frozenset()
 Command = TypeVar("Command")
 Verdict = TypeVar("Verdict")
@@ -60,7 +62,8 @@ class CruiseState(enum.IntEnum):
 
 class Commanded:
     """The received commands and the control functions they drive: TSC1 to the engine (its
-    arbiter), TSC1 to the retarder (the retarder), XBR to the brakes (the brake controller).
+    arbiter), TSC1 to the retarder (the retarder), XBR to the brakes (the brake controller), TC1
+    to the transmission (its gear requests).
 
     The control functions count their timeouts in ticks at which a frame could have been heard:
     the transmitted ticks, not the overdue ones a late loop runs to catch up (they send nothing,
@@ -72,7 +75,8 @@ class Commanded:
     def __init__(self, period_s: float, engine: tuple[CommandIntake, Tsc1Arbiter] | None,
                  retarder: tuple[CommandIntake, Retarder] | None,
                  brakes: tuple[CommandIntake, BrakeController] | None, own_address: int,
-                 model: Class6Model, cruise_address: int | None, holds: Mapping[str, Hold]) -> None:
+                 model: Class6Model, cruise_address: int | None, holds: Mapping[str, Hold],
+                 transmission: tuple[CommandIntake, GearRequests] | None = None) -> None:
         """``cruise_address``: where the cruise control's APP comes from (its demand while it
         drives, unless it commands by TSC1); ``holds``: each hosted node's DM1, by role, which
         takes the DTCs its control function holds active."""
@@ -92,7 +96,12 @@ class Commanded:
                 routes.append(Route(pair[0], tsc1_command, pair[1].admit, _TSC1_TAKEN))
         if brakes is not None:
             routes.append(Route(brakes[0], xbr_command, brakes[1].admit, _XBR_TAKEN))
+        self.transmission = transmission
+        if transmission is not None:
+            routes.append(Route(transmission[0], tc1_request, transmission[1].admit, _TC1_TAKEN))
         self._routes = tuple(routes)
+        #: the transmission is held in neutral by a TC1 this tick
+        self.neutral = False
         self.engine_request = EngineRequest(None, None, TorqueMode.NO_REQUEST, own_address, frozenset())
         self.retarder_output: RetarderOutput | None = None
         self.brake_output: BrakeOutput | None = None
@@ -166,6 +175,11 @@ class Commanded:
         for role, output in (("brakes", self.brake_output), ("retarder", self.retarder_output)):
             if output is not None:
                 self._hold(role, output.dtcs)
+        if self.transmission is not None:
+            gears = self._log(self.transmission[1].step(tick), "tc1", "TC1 to the transmission",
+                              "SPN 525 FMI 9")
+            self.neutral = gears.neutral
+            self._hold("transmission", gears.dtcs)
         return command
 
     def _hold(self, role: str, dtcs: frozenset[Dtc]) -> None:

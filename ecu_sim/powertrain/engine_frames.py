@@ -22,6 +22,7 @@ from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import messages_carrying
 from ecu_sim.j1939.ids import pgn_of
+from ecu_sim.member.part import NetworkPart
 from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.vehicle.drive import Driveline
@@ -57,33 +58,53 @@ class EngineMessage:
     when that is not the ECU's own (``--network powertrain``), whose claim it waits for.
     """
 
-    __slots__ = ("_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks", "gate",
-                 "message", "output", "schedule")
+    __slots__ = ("_base", "_encoders", "_fields", "_last_data", "_last_values", "_length", "every_ticks",
+                 "gate", "message", "names", "output", "overrides", "schedule")
 
     def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
                  output: Output, spn_fields: Mapping[int, int] = SPN_FIELDS,
-                 gate: Gate | None = None) -> None:
+                 gate: Gate | None = None, base: int | None = None) -> None:
+        """``base``: the payload the SPN signals are written into (a restbus message's start
+        values); all ones ("not available") by default."""
         self.message = message
         self.every_ticks = every_ticks
         self.schedule = Schedule(every_ticks)
         self.output = output
         self.gate = gate
         self._encoders = tuple(codec.encode for codec, _ in codecs)
+        #: the signals the codecs fill, by name, and a person's fixed value for each (None: the
+        #: truck's), None while nothing is fixed (a control, :mod:`ecu_sim.powertrain.live`)
+        self.names = tuple(codec.signal.name for codec, _ in codecs)
+        self.overrides: list[float | None] | None = None
         self._fields = tuple(spn_fields[spn] for _, spn in codecs)
         self._length = message.length
-        self._last_values: list[float] = []
+        self._base = (1 << (8 * message.length)) - 1 if base is None else base
+        self._last_values: list[float] | None = None
         self._last_data = b""
 
     def payload(self, driveline: Sequence[float]) -> bytes:
         values = [driveline[i] for i in self._fields]
+        overrides = self.overrides
+        if overrides is not None:
+            values = [v if o is None else o for v, o in zip(values, overrides, strict=True)]
         if values == self._last_values:
             return self._last_data
-        frame_bytes = (1 << (8 * self._length)) - 1
+        frame_bytes = self._base
         for encode, value in zip(self._encoders, values, strict=True):
             frame_bytes &= int.from_bytes(encode(value), "little")
         data = frame_bytes.to_bytes(self._length, "little")
         self._last_values, self._last_data = values, data
         return data
+
+    @property
+    def base(self) -> int:
+        return self._base
+
+    def rebase(self, base: int) -> None:
+        """A new payload under the filled signals (a person fixed a start-value signal): the next
+        payload is built afresh."""
+        self._base = base
+        self._last_values = None
 
     def latest(self) -> bytes | None:
         """The payload built last (None before the first), which a Request for the PGN gets."""
@@ -104,6 +125,17 @@ def every_ticks(message: Message, period_s: float) -> int:
     least one (every tick without a cycle time)."""
     cycle = message.cycle_time
     return max(1, ticks_in(cycle / 1000.0, period_s)) if cycle else 1
+
+
+class TransportOutput:
+    """A message over eight bytes (EC1) goes by BAM through its node's network layer."""
+
+    def __init__(self, part: NetworkPart, pgn: int) -> None:
+        self._part = part
+        self._pgn = pgn
+
+    def send(self, tick: int, deadline: float, data: bytes) -> None:
+        self._part.broadcast(self._pgn, data)
 
 
 class EngineFrames:

@@ -1,4 +1,4 @@
-"""Received TSC1 and XBR frames, checked and decoded into the commands the control functions take.
+"""Received TSC1, XBR and TC1 frames, checked and decoded into the commands the control functions take.
 
 A command moves the truck, so a frame counts only when its counter and checksum hold
 (:mod:`ecu_sim.j1939.checksum`); one that fails is dropped and counted by kind in the ECU's
@@ -20,12 +20,15 @@ from ecu_sim.j1939.checksum import Integrity, Verdict
 from ecu_sim.j1939.ids import destination_of, pgn_of, source_address_of
 from ecu_sim.powertrain.brake_control import Ebi, XbrCommand, XbrMode
 from ecu_sim.powertrain.engine_control import Override, Tsc1Command
+from ecu_sim.powertrain.transmission_control import Tc1Request
 
 #: TSC1 SPNs: override mode, priority, requested speed, torque, fractional torque, rate, purpose, counter
 TSC1_MODE, TSC1_PRIORITY, TSC1_SPEED, TSC1_TORQUE = 695, 897, 898, 518
 TSC1_FRACTION, TSC1_RATE, TSC1_PURPOSE, TSC1_COUNTER = 4191, 3349, 3350, 4206
 #: XBR SPNs: acceleration demand, EBI mode, priority, control mode, urgency, counter
 XBR_DEMAND, XBR_EBI, XBR_PRIORITY, XBR_MODE, XBR_URGENCY, XBR_COUNTER = 2920, 2914, 2915, 2916, 4818, 3189
+#: TC1 SPN: transmission requested gear
+TC1_GEAR = 525
 #: the highest raw values of a 16-bit and an 8-bit parameter (FAFFh, FAh): above them J1939 says
 #: error or not available, and TSC1 uses these very values to say "no speed" or "no torque"
 _MAX_16, _MAX_8 = 0xFAFF, 0xFA
@@ -42,11 +45,13 @@ class CommandIntake:
     """One command message (TSC1, TSC1 to the retarder, XBR) to one destination: the frames that
     pass their integrity check, decoded; the rest counted under ``name``."""
 
-    def __init__(self, message: Message, destination: int, name: str) -> None:
+    def __init__(self, message: Message, destination: int, name: str, checked: bool = True) -> None:
+        """``checked``: the message must carry a counter and checksum (TSC1, XBR); TC1, which
+        J1939-71 gives neither, passes on its length alone."""
         integrity = integrity_of(message)
-        if integrity is None:
+        if integrity is None and checked:
             raise ValueError(f"{message.name} has no counter and checksum signals")
-        self.integrity: Integrity = integrity
+        self.integrity: Integrity | None = integrity
         self.pgn = pgn_of(message.frame_id)
         self.destination = destination
         self.name = name
@@ -61,6 +66,8 @@ class CommandIntake:
         """None when the frame may act, else the kind it is counted as (``tsc1_checksum``)."""
         if len(payload) < self.length:
             return f"{self.name}_short_frame"
+        if self.integrity is None:
+            return None
         failure = _CHECK_FAILURES.get(self.integrity.verify(arbitration_id, payload))
         return None if failure is None else f"{self.name}_{failure}"
 
@@ -112,3 +119,11 @@ def xbr_command(intake: CommandIntake, arbitration_id: int, payload: bytes) -> X
                       ebi=Ebi(ebi) if ebi is not None and ebi <= Ebi.INTEGRATED else Ebi.INTEGRATED,
                       priority=raw(XBR_PRIORITY, payload) or 0, mode=mode,
                       counter=raw(XBR_COUNTER, payload))
+
+
+def tc1_request(intake: CommandIntake, arbitration_id: int, payload: bytes) -> Tc1Request:
+    """A TC1 frame as the transmission takes it: the requested gear, None from FBh up (park,
+    reserved, error, not available), none of which asks this transmission for anything."""
+    gear = intake.raw(TC1_GEAR, payload)
+    return Tc1Request(source_address_of(arbitration_id),
+                      None if gear is None or gear >= _MAX_8 + 1 else intake.value(TC1_GEAR, gear))

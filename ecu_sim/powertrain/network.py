@@ -19,6 +19,8 @@ from ecu_sim.bus.port import Port
 from ecu_sim.member.part import NetworkPart
 from ecu_sim.powertrain.commanded import Commanded, CruiseState
 from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage
+from ecu_sim.powertrain.fms import FmsState
+from ecu_sim.powertrain.live import LiveMessages
 from ecu_sim.powertrain.members import FIRST_CONSTANT, Readings
 from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.vehicle.class6 import Class6Model, Class6State
@@ -38,9 +40,12 @@ class Powertrain:
 
     def __init__(self, port: Port, engine: NetworkPart, others: Mapping[str, NetworkPart],
                  frames: EngineFrames, ccvs: EngineMessage | None, role_every: int,
-                 model: Class6Model, latest: Latest, commanded: Commanded) -> None:
+                 model: Class6Model, latest: Latest, commanded: Commanded, fms: FmsState | None = None,
+                 fms_fuel: bool = False) -> None:
         """``ccvs``: the rest of the speed message (its fields but the speed), which the ECU's
-        own frame carries every ``role_every`` ticks."""
+        own frame carries every ``role_every`` ticks. ``fms``: the totals a restbus's messages
+        read after the readings; ``fms_fuel``: LFC1's fuel used is their persisted total too
+        (``--fms``), so every message of the FMS set agrees."""
         self.port = port
         self.engine = engine
         self.others = dict(others)
@@ -70,6 +75,10 @@ class Powertrain:
         self.latest = latest
         #: the received commands and what they ask of the engine, retarder and brakes
         self.commanded = commanded
+        self.fms = fms
+        self._fms_fuel = fms_fuel
+        #: every message by name, for a person's controls (stop, cycle, a fixed signal)
+        self.live = LiveMessages(frames.messages, commanded.period_s)
 
     def hear(self, msg: can.Message) -> None:
         """A frame that is not a command: the other nodes' network layers keep what is theirs (the
@@ -88,8 +97,8 @@ class Powertrain:
         scale = self._scale
         rpm = state.engine_rpm
         drag = self.model.engine.motoring.at(rpm)  # indicated torque: the motoring drag added back
-        gear = state.gear
-        shifting = gear != state.selected
+        gear, out_of_gear = driveline.gear, state.neutral  # neutral is gear 0
+        shifting = gear != driveline.selected
         commanded = self.commanded
         cruise = commanded.cruise
         active = 0.0 if cruise is CruiseState.OFF else 1.0
@@ -101,7 +110,7 @@ class Powertrain:
         brakes = commanded.brake_output
         full = self.model.engine.full.at(rpm)
         output_rpm = state.speed_mps * self._output_rpm_per_mps
-        ratio = p.gear_ratios[gear - 1]
+        ratio = p.gear_ratios[state.gear - 1] if gear else 0.0
         lockup = 1.0 if gear > 1 or output_rpm * ratio >= p.converter.lockup_rpm else 0.0
         driver_brake = commanded.driver_brake_pct
         # the brake switches are the driver's pedal's (an ACC watching them cancels on them); the
@@ -109,12 +118,13 @@ class Powertrain:
         switch = 1.0 if driver_brake > 0.0 else 0.0
         braking = 1.0 if commanded.brake_pct(driver_brake) > 0.0 else 0.0
         variable = (
-            gear, state.selected, rpm, (state.engine_nm - drag) * scale, (state.demand_nm - drag) * scale,
+            gear, driveline.selected, rpm, (state.engine_nm - drag) * scale, (state.demand_nm - drag) * scale,
             *driveline[5:],
             float(request.mode), controller, (state.engine_demand_nm - drag) * scale, app_pct,
             max(state.engine_nm, 0.0) * 100.0 / full if full > 0.0 else 0.0, -drag * scale,
             active, enable, switch, float(cruise),
-            output_rpm, output_rpm * ratio, 1.0 if shifting else 0.0, lockup, 0.0 if shifting else 1.0, ratio,
+            output_rpm, output_rpm * ratio, 1.0 if shifting else 0.0, lockup,
+            0.0 if shifting or out_of_gear else 1.0, ratio,
             driver_brake, switch, state.speed_kph,
             *(self._no_brakes if brakes is None else (
                 float(brakes.state), float(brakes.active), brakes.accel_limit_mps2, float(brakes.controller),
@@ -124,6 +134,11 @@ class Powertrain:
                 retarder.max_available_pct)),
             state.accel_mps2)
         readings = Readings._make(variable + self._constants)
+        fms = self.fms
+        if fms is not None:
+            fms.step(tick, state.speed_kph, readings.fuel_used_l, rpm, readings.load_pct)
+            if self._fms_fuel:
+                readings = readings._replace(fuel_used_l=fms.values.total_fuel_l)
         self.latest.readings = readings
         return readings
 
@@ -151,7 +166,8 @@ class Powertrain:
 
     def send(self, tick: int, deadline: float, readings: Readings) -> None:
         """Every message due at ``tick``, each from its node while that node's claim stands."""
-        self.frames.send(tick, deadline, readings)
+        fms = self.fms
+        self.frames.send(tick, deadline, readings if fms is None else readings + fms.values)
 
     def finish(self, tick: int, transmit: bool) -> None:
         """The other nodes' network layers tick (the engine's ticks with the ECU): skipped as the

@@ -16,7 +16,11 @@ The controls, one per request, as JSON:
   bus's APP, the CCM takes it as a driver's pedal (the higher demand wins); null releases it;
 - ``{"fault": "drop=0.5", "on": true}``: a fault of the ``--fault`` grammar, without a window,
   switched on or off from the next tick;
-- ``{"record": "start"}`` / ``"stop"``: marks in the session recording (ecu_sim.web).
+- ``{"record": "start"}`` / ``"stop"``: marks in the session recording (ecu_sim.web);
+- ``{"message": "TCO1", "send": false}`` / ``true``, ``{"message": "TCO1", "cycle_ms": 100}``:
+  stop, restart or re-time a message of the powertrain or the restbus (``--network powertrain``);
+- ``{"signal": "TCO1.Driver1WorkingState", "value": 2}`` / ``null``: fix a signal's value, or
+  give it back to the truck (or its start value).
 """
 
 from __future__ import annotations
@@ -32,12 +36,15 @@ from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
-from ecu_sim.faults.spec import DTC_KIND, Fault, parse_fault
+from ecu_sim.faults.spec import DTC_KIND, parse_fault
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, kinds_taking
+from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, ecu_of, kinds_taking
+from ecu_sim.powertrain.live import LiveMessages
 
 #: every control's name, in the order the page shows them
-NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record")
+NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record", "message", "signal")
+#: the keys that go with a control beside its own
+_COMPANIONS = {"on": "fault", "node": "fault", "send": "message", "cycle_ms": "message", "value": "signal"}
 RECORD_ACTIONS = ("start", "stop")
 _SWITCH_WORDS = {"on": True, "off": False}
 
@@ -70,11 +77,15 @@ class Control:
     value: Any
     #: for ``fault``: on or off
     on: bool = True
+    #: for a ``dtc`` fault: the powertrain's or the restbus's node that raises it (None: the node's own)
+    node: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The control as the journal holds it, which :func:`check` reads back unchanged."""
         if self.name == "fault":
-            return {"fault": str(self.value), "on": self.on}
+            return {"fault": str(self.value), "on": self.on, **({"node": self.node} if self.node else {})}
+        if self.name in ("message", "signal"):
+            return dict(self.value)
         return {self.name: self.value}
 
 
@@ -83,7 +94,7 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
     if not isinstance(body, Mapping):
         raise ControlError(Refusal.MALFORMED,
             'the body must be a JSON object with one control, e.g. {"set_speed_kph": 85}')
-    names = [key for key in body if key != "on"]
+    names = [key for key in body if key not in _COMPANIONS]
     unknown = [key for key in names if key not in NAMES]
     if unknown:
         raise ControlError(Refusal.MALFORMED, f"unknown control {unknown[0]!r}; known: {', '.join(NAMES)}")
@@ -91,8 +102,10 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
         raise ControlError(Refusal.MALFORMED,
             f"one control per request (got {len(names)}); known: {', '.join(NAMES)}")
     name = names[0]
-    if "on" in body and name != "fault":
-        raise ControlError(Refusal.MALFORMED, f"'on' belongs to a fault, not to {name}")
+    for companion in body:
+        owner = _COMPANIONS.get(companion)
+        if owner is not None and owner != name:
+            raise ControlError(Refusal.MALFORMED, f"{companion!r} belongs to a {owner}, not to {name}")
     value = body[name]
     owners = kinds_taking(name)
     if owners and built.kind not in owners:
@@ -117,6 +130,8 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
         return Control(name, number)
     if name == "fault":
         return _fault(body, value, built, period_s)
+    if name in ("message", "signal"):
+        return Control(name, _live(name, body, built))
     if value not in RECORD_ACTIONS:
         raise ControlError(Refusal.MALFORMED, f"record must be \"start\" or \"stop\" (got {value!r})")
     return Control(name, value)
@@ -161,6 +176,13 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
         raise ControlError(Refusal.MALFORMED,
             f"fault {value!r}: a switched fault has no window; it acts from the "
             "tick it is switched on to the tick it is switched off")
+    if fault.kind == DTC_KIND and "node" in body:
+        node = body["node"]
+        parts = getattr(getattr(built.node, "powertrain", None), "others", {})
+        if node not in parts:
+            raise ControlError(Refusal.NOT_HERE, f"no node {node!r} here; the powertrain's and the "
+                                                 f"restbus's: {', '.join(parts) or 'none'}")
+        return Control("fault", fault, on, node)
     if fault.kind == DTC_KIND:
         if built.node.network is None:
             raise ControlError(Refusal.NOT_HERE,
@@ -180,18 +202,82 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
     return Control("fault", fault, on)
 
 
+def _messages(built: Built) -> LiveMessages:
+    powertrain = getattr(built.node, "powertrain", None)
+    if powertrain is None:
+        raise ControlError(Refusal.NOT_HERE, "messages and signals are controlled on the powertrain "
+                                             "network (--network powertrain)")
+    messages: LiveMessages = powertrain.live
+    return messages
+
+
+def _live(name: str, body: Mapping[str, Any], built: Built) -> dict[str, Any]:
+    """A message or signal control checked against the messages the node sends."""
+    messages = _messages(built)
+    text = body[name]
+    if not isinstance(text, str):
+        raise ControlError(Refusal.MALFORMED, f"{name} must be a name, e.g. \"TCO1\" (got {text!r})")
+    message_name, _, signal_name = text.partition(".") if name == "signal" else (text, "", "")
+    found = messages.find(message_name)
+    if found is None:
+        raise ControlError(Refusal.OUT_OF_RANGE, f"no message {message_name!r} is sent here; known: "
+                                                 f"{', '.join(messages.names())}")
+    if name == "message":
+        if ("send" in body) == ("cycle_ms" in body):
+            raise ControlError(Refusal.MALFORMED, 'a message control takes "send" or "cycle_ms"')
+        if "send" in body:
+            return {"message": text, "send": _switch("send", body["send"])}
+        cycle = _number("cycle_ms", body["cycle_ms"])
+        if not 1.0 <= cycle <= 3_600_000.0:
+            raise ControlError(Refusal.OUT_OF_RANGE, f"cycle_ms must be 1..3600000 ms (got {cycle:g})")
+        return {"message": text, "cycle_ms": cycle}
+    signals = {s.name: s for s in found.message.signals}
+    if signal_name not in signals:
+        raise ControlError(Refusal.OUT_OF_RANGE, f"{message_name} has no signal {signal_name!r}; known: "
+                                                 f"{', '.join(signals)}")
+    if "value" not in body:
+        raise ControlError(Refusal.MALFORMED, 'a signal control takes "value": a number, or null to release')
+    if body["value"] is None:
+        return {"signal": text, "value": None}
+    value, signal = _number("value", body["value"]), signals[signal_name]
+    low, high = signal.minimum, signal.maximum
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ControlError(Refusal.OUT_OF_RANGE, f"{text} must be within its DBC range {low:g}..{high:g} "
+                                                 f"(got {value:g})")
+    return {"signal": text, "value": value}
+
+
+def _apply_live(name: str, value: Mapping[str, Any], built: Built, tick: int) -> str | None:
+    messages = _messages(built)
+    if name == "signal":
+        message_name, _, signal_name = str(value["signal"]).partition(".")
+        messages.fix(message_name, signal_name, value["value"])
+        return None
+    if "cycle_ms" in value:
+        messages.cycle(value["message"], value["cycle_ms"], tick)
+        return None
+    if messages.send(value["message"], value["send"]):
+        return None
+    return f"message {value['message']} is already {'sent' if value['send'] else 'stopped'}"
+
+
 def apply(control: Control, built: Built, tick: int) -> str | None:
     """Apply ``control`` before ``tick``; None when applied, else why it changed nothing."""
+    if control.name in ("message", "signal"):
+        return _apply_live(control.name, control.value, built, tick)
     if control.name == "fault":
-        return _switch_fault(control.value, control.on, built, tick)
+        return _switch_fault(control, built, tick)
     if control.name in built.node.CONTROLS:
         built.node.take_control(control.name, control.value)
     return None
 
 
-def _switch_fault(fault: Fault, on: bool, built: Built, tick: int) -> str | None:
-    if fault.kind == DTC_KIND and fault.dtc is not None and built.node.network is not None:
-        changed = built.node.network.switch_dtc(Dtc(*fault.dtc), on, tick)
+def _switch_fault(control: Control, built: Built, tick: int) -> str | None:
+    fault, on = control.value, control.on
+    powertrain = ecu_of(built).powertrain if control.node is not None else None
+    network = built.node.network if powertrain is None else powertrain.others[str(control.node)]
+    if fault.kind == DTC_KIND and fault.dtc is not None and network is not None:
+        changed = network.switch_dtc(Dtc(*fault.dtc), on, tick)
     else:
         changed = built.faults is not None and built.faults.switch(fault, on, tick)
     if changed:

@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 
 from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile
+from ecu_sim.codec.restbus import load_restbus
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
 from ecu_sim.nodes.commands import COMMAND_PERIOD_S
 from ecu_sim.powertrain import members
+from ecu_sim.powertrain.restbus import restbus_files
 from ecu_sim.runs import routes
+from ecu_sim.settings.fms import load_totals
 from ecu_sim.settings.model import POWERTRAIN, Settings, locate
 from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule
@@ -33,6 +36,8 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
     profile = Profile.load(p.name, p.dbc, speed_signal=p.speed_signal, app_signal=p.app_signal)
     if settings.j1939.network == POWERTRAIN:
         settings = powertrain_settings(settings, profile)
+    if settings.j1939.restbus or settings.fms.enabled:
+        _check_restbus(settings)
     if period_of == "commands":
         settings = command_timing(settings, profile)
     if settings.run.period_s is None:
@@ -48,6 +53,18 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
         raise ConfigError("; ".join(locate(problem, "run", settings.origins) for problem in problems))
     _check_against_profile(settings, profile)
     return settings, profile
+
+
+def _check_restbus(settings: Settings) -> None:
+    """Each ``--restbus`` file (and ``--fms``'s own) read and checked now, so a bad one stops the run
+    before its bus opens; the FMS state file too."""
+    flag = "--restbus" if settings.j1939.restbus else "--fms"
+    if settings.j1939.network != POWERTRAIN:
+        raise ConfigError(f"{flag} needs --network powertrain (its nodes are nodes of the powertrain "
+                          f"network, at its 10 ms tick); add it, or drop {flag}")
+    for path in restbus_files(settings):
+        load_restbus(path)
+    load_totals(settings.fms.state_file)
 
 
 def powertrain_settings(settings: Settings, profile: Profile) -> Settings:

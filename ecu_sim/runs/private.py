@@ -30,9 +30,8 @@ from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
 from ecu_sim.runs import tuned
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
-from ecu_sim.runs.simulation import DEFAULT_DURATION_S
+from ecu_sim.runs.simulation import run_ticks
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
-from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import Settings
 
 #: the administratively scoped block the private groups are drawn from (RFC 2365's organisation
@@ -85,10 +84,7 @@ class PrivateRun:
 
     @property
     def ticks(self) -> int:
-        """The run's length in ticks, as a simulation of the same settings has."""
-        run = self.settings.run
-        duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
-        return max(1, ticks_in(duration, run.resolved_period_s))
+        return run_ticks(self.settings)
 
     def run(self) -> None:
         self.loop.run(self.ticks)

@@ -30,6 +30,7 @@ from typing import IO, Literal
 
 import can
 
+from ecu_sim.attack.node import AttackerNode
 from ecu_sim.bus.inprocess import InProcessLink, new_frame
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
@@ -43,7 +44,8 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.nodes.pedal import ConstantPedal
-from ecu_sim.runs import viewers
+from ecu_sim.runs import attacked, viewers
+from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress
 from ecu_sim.runtime.clock import VirtualClock
@@ -54,6 +56,17 @@ from ecu_sim.settings.model import POWERTRAIN, Settings
 
 #: how long a simulation runs when the settings give no duration
 DEFAULT_DURATION_S = 3600.0
+
+
+def run_ticks(settings: Settings) -> int:
+    """A run's length: ticks 0 .. N - 1 of N whole periods of its duration (default one hour).
+
+    Every kind of run (simulated, lockstep, a private real-time bus) takes its length from here,
+    so the same settings give the same number of ticks whichever runs them.
+    """
+    run = settings.run
+    duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
+    return max(1, ticks_in(duration, run.resolved_period_s))
 _channels = itertools.count()
 
 #: "virtual": python-can's virtual interface (copies every frame); "direct": the in-process link
@@ -76,9 +89,10 @@ class Simulation:
     def __init__(self, settings: Settings, driver: DriverSetup, profile: Profile | None = None,
                  link: Link = "virtual", out: IO[str] | None = None,
                  progress: IO[str] | None = None, watch: Watch | None = None,
-                 hashes: IO[str] | None = None) -> None:
+                 hashes: IO[str] | None = None, attack: AttackSetup | None = None) -> None:
         """``progress``: where to draw a progress bar (a terminal), None for none; ``hashes``:
-        where to write the ECU's full-precision state hash per tick, None for nowhere."""
+        where to write the ECU's full-precision state hash per tick, None for nowhere;
+        ``attack``: an attacker as the loop's last node (ecu_sim.runs.attacked)."""
         if profile is None:
             settings, profile = prepare(settings)
         schedule = _fault_schedule(settings, profile)
@@ -115,6 +129,14 @@ class Simulation:
                 nodes.append(ConstantPedal(
                     pedal_port, Transmitter(pedal_port, app.frame_id, app.is_extended_id, frame),
                     app, driver.app_pct))
+            self.attacker: AttackerNode | None = None
+            if attack is not None:
+                def attacker_bus() -> can.BusABC:
+                    return direct.bus() if direct is not None else can.Bus(
+                        interface="virtual", channel=channel, receive_own_messages=False)
+                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, profile,
+                                                  _duration_s(settings))
+                nodes.append(self.attacker)
             stats = LoopStats()
             period = settings.run.resolved_period_s
             observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
@@ -139,10 +161,7 @@ class Simulation:
 
     @property
     def ticks(self) -> int:
-        """The run's length: ticks 0 .. N - 1 of N whole periods of the duration (default one hour)."""
-        run = self.settings.run
-        duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
-        return max(1, ticks_in(duration, run.resolved_period_s))
+        return run_ticks(self.settings)
 
     def __enter__(self) -> Simulation:
         return self
@@ -157,6 +176,11 @@ class Simulation:
     def run(self) -> None:
         """Run the settings' duration (default one hour): ticks 0 .. N - 1 of N whole periods."""
         self.loop.run(self.ticks)
+
+
+def _duration_s(settings: Settings) -> float:
+    run = settings.run
+    return DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
 
 
 def own_period(settings: Settings, profile: Profile) -> Settings:
@@ -201,9 +225,9 @@ def _fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | Non
 
 def run(settings: Settings, driver: DriverSetup, out: IO[str] | None = None,
         link: Link = "virtual", progress: IO[str] | None = None, watch: Watch | None = None,
-        hashes: IO[str] | None = None) -> Simulation:
+        hashes: IO[str] | None = None, attack: AttackSetup | None = None) -> Simulation:
     """Simulate ``settings.run.duration_s`` (default one hour) in virtual time, CSV rows to ``out``."""
     with Simulation(settings, driver, link=link, out=out, progress=progress, watch=watch,
-                    hashes=hashes) as simulation:
+                    hashes=hashes, attack=attack) as simulation:
         simulation.run()
     return simulation

@@ -38,6 +38,8 @@ class J1939Settings:
     network: str = "single"
     #: source addresses whose TSC1 the engine and the retarder accept; empty: any
     tsc1_sources: tuple[str, ...] = ()
+    #: DBC files whose nodes the process sends as the rest of the bus (``--network powertrain``)
+    restbus: tuple[str, ...] = ()
 
     def accepted_tsc1_sources(self) -> frozenset[int] | None:
         """The addresses ``tsc1_sources`` names, None for any (checked by :meth:`problems`)."""

@@ -16,6 +16,7 @@ from typing import Any
 from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
+from ecu_sim.settings.fms import FmsSettings as FmsSettings
 from ecu_sim.settings.j1939 import NETWORKS as NETWORKS
 from ecu_sim.settings.j1939 import POWERTRAIN as POWERTRAIN
 from ecu_sim.settings.j1939 import J1939Settings as J1939Settings
@@ -79,6 +80,12 @@ class RunSettings:
     web: str | None = None
     #: on a non-loopback address, the page's plots and state need the token too, not only controls
     web_read_needs_token: bool = False
+    #: more names the page answers to besides its address (a reverse proxy's, a DNS name); a
+    #: request naming any other host is refused (DNS rebinding, ecu_sim.web.guard)
+    web_allowed_hosts: tuple[str, ...] = ()
+    #: the page's recording from tick 0, for its download that replays; no: none, and ``--web``
+    #: costs a tick no more than its snapshots while nobody looks
+    web_record: bool = True
 
     @property
     def resolved_period_s(self) -> float:
@@ -293,6 +300,7 @@ class Settings:
     driver: DriverSettings = field(default_factory=DriverSettings)
     j1939: J1939Settings = field(default_factory=J1939Settings)
     ccm: CcmSettings = field(default_factory=CcmSettings)
+    fms: FmsSettings = field(default_factory=FmsSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -313,6 +321,7 @@ SECTIONS: dict[str, type[Any]] = {
     "driver": DriverSettings,
     "j1939": J1939Settings,
     "ccm": CcmSettings,
+    "fms": FmsSettings,
 }
 BUS_SECTION = "bus"
 

@@ -26,9 +26,10 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from ecu_sim.checks import non_finite_fields
+from ecu_sim.vehicle import neutral
+from ecu_sim.vehicle.class6_state import Class6State as Class6State
 from ecu_sim.vehicle.engine import Engine, EngineCommand
 from ecu_sim.vehicle.fuel import FuelMap, FuelTable
 from ecu_sim.vehicle.fuel_data import cat3126e
@@ -94,34 +95,6 @@ class Class6Params:
         return found + self.schedule.problems(self.gear_ratios, self.idle_rpm)
 
 
-class Class6State(NamedTuple):
-    """The truck after a tick. ``gear`` is engaged; ``selected`` differs from it during a shift."""
-
-    speed_mps: float
-    distance_m: float
-    gear: int = 1
-    selected: int = 1
-    shift_left_s: float = 0.0
-    since_shift_s: float = 1e9
-    engine_rpm: float = 0.0
-    engine_nm: float = 0.0
-    demand_nm: float = 0.0
-    brake_pct: float = 0.0
-    #: fuel rate at the tick's end, L/h, and fuel used since the start: that rate times each tick
-    fuel_rate_lph: float = 0.0
-    fuel_used_l: float = 0.0
-    #: the tick's mean acceleration over the road, which an external brake request (XBR) closes on
-    accel_mps2: float = 0.0
-    #: the torque the engine was asked for after the controller's command and limit (``demand_nm``
-    #: is the pedal's alone), and the retarder's torque at the crank that acted (negative, or 0)
-    engine_demand_nm: float = 0.0
-    retarder_nm: float = 0.0
-
-    @property
-    def speed_kph(self) -> float:
-        return self.speed_mps * 3.6
-
-
 class Class6Model:
     """The equations above for one parameter set, constants computed once."""
 
@@ -169,12 +142,16 @@ class Class6Model:
                            self.fuel.rate_lph(rpm, actual), engine_demand_nm=demand)
 
     def step(self, s: Class6State, app_pct: float, brake_pct: float, sin_g: float,
-             dt_s: float, command: EngineCommand | None = None) -> Class6State:
+             dt_s: float, command: EngineCommand | None = None, neutral: bool = False) -> Class6State:
         """One tick of ``dt_s``: shift decision, then the speed in sub-steps with gear and pedal held.
 
         ``command`` is the engine controller's (TSC1, the retarder): its torque becomes the pedal
         position that asks for it at the tick's engine speed, held over the tick as a pedal is.
+        ``neutral`` is a controller's request for neutral (TC1): the truck rolls free of the engine,
+        which idles, until the request ends and a gear is engaged again (:meth:`_neutral`).
         """
+        if neutral or (s.neutral and s.shift_left_s <= 0.0):
+            return self._neutral(s, neutral, brake_pct, sin_g, dt_s)
         app = app_pct if app_pct > 0.0 else 0.0  # NaN counts as a released pedal
         app = 100.0 if app > 100.0 else app
         driver_app = app
@@ -188,6 +165,8 @@ class Class6Model:
             shift_left -= dt_s
             if shift_left <= 1e-9:
                 gear, shift_left = selected, 0.0
+            if s.neutral and shift_left > 0.0:  # the engine is still being brought to the gear's speed
+                return self._neutral(s._replace(shift_left_s=shift_left), False, brake_pct, sin_g, dt_s)
         else:
             rpm = s.speed_mps * self._rpm_per_mps[gear - 1]
             selected = p.schedule.choose(p.gear_ratios, gear, rpm, app, since, self.engine)
@@ -219,6 +198,22 @@ class Class6Model:
         return Class6State(v, distance, gear, selected, shift_left, since, rpm, actual, demand, brake,
                            fuel_lph, s.fuel_used_l + fuel_lph * dt_s / 3600.0, (v - s.speed_mps) / dt_s,
                            engine_demand, retarder_nm)
+
+    def _neutral(self, s: Class6State, requested: bool, brake_pct: float, sin_g: float,
+                 dt_s: float) -> Class6State:
+        """A tick out of gear (ecu_sim.vehicle.neutral): the driveline open, the wheels free."""
+        brake = brake_pct if brake_pct > 0.0 else 0.0
+        brake = 100.0 if brake > 100.0 else brake
+        cos_g = math.sqrt(1.0 - sin_g * sin_g)
+        static_n = self.params.crr * self._weight_n * cos_g + brake * 0.01 * self._brake_max_n
+        const_n = static_n + self._weight_n * sin_g
+        gear, shift_left = neutral.gear_and_sync(self, s, requested)
+        v, distance = self._open(s.speed_mps, s.distance_m, gear, 0.0, True, const_n, static_n, dt_s)
+        return neutral.after(self, s, requested, gear, shift_left, v, distance, brake, dt_s)
+
+    def rpm_in(self, gear: int, speed_mps: float) -> float:
+        """The engine's speed in ``gear`` (1-based) at ``speed_mps``, driveline locked."""
+        return speed_mps * self._rpm_per_mps[gear - 1]
 
     def retarder_decel_per_nm(self, s: Class6State) -> float:
         """The deceleration (m/s^2) each N m of braking torque at the crank gives in state ``s``: 0

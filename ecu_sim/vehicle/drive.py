@@ -212,32 +212,43 @@ class Class6Vehicle:
         s = self.state
         scale = 100.0 / self._reference
         rate, used = s.fuel_rate_lph, s.fuel_used_l
-        return Driveline(s.gear, s.selected, s.engine_rpm, s.engine_nm * scale, s.demand_nm * scale,
+        if s.neutral:  # out of gear: neutral is gear 0 on the wire; the gear being engaged is selected
+            gear, selected = 0, (s.selected if s.shift_left_s > 0.0 else 0)
+        else:
+            gear, selected = s.gear, s.selected
+        return Driveline(gear, selected, s.engine_rpm, s.engine_nm * scale, s.demand_nm * scale,
                          rate, used,
                          s.speed_mps * 3.6 / rate if rate > 0.0 else math.nan,
                          s.distance_m * 0.001 / used if used > 0.0 else math.nan)
 
-    def prepare(self, app_pct: float, brake_pct: float, command: EngineCommand | None = None) -> None:
-        """As :meth:`Vehicle.prepare`; ``command`` is the engine controller's (TSC1, retarder)."""
+    def prepare(self, app_pct: float, brake_pct: float, command: EngineCommand | None = None,
+                neutral: bool = False) -> None:
+        """As :meth:`Vehicle.prepare`; ``command`` is the engine controller's (TSC1, retarder),
+        ``neutral`` a transmission controller's request for neutral (TC1)."""
         state = self.state
         sin = self.road.sin_under_axles(state.distance_m, self.wheelbase_m)
-        self._ahead.keep(state, _demands(app_pct, brake_pct, command),
-                         (sin, self.model.step(state, app_pct, brake_pct, sin, self.dt_s, command)))
+        self._ahead.keep(state, _demands(app_pct, brake_pct, command, neutral),
+                         (sin, self.model.step(state, app_pct, brake_pct, sin, self.dt_s, command, neutral)))
 
-    def step(self, app_pct: float, brake_pct: float, command: EngineCommand | None = None) -> None:
-        """One tick; ``command`` is the engine controller's (TSC1, retarder), None without one."""
-        ahead = self._ahead.take(self.state, _demands(app_pct, brake_pct, command))
+    def step(self, app_pct: float, brake_pct: float, command: EngineCommand | None = None,
+             neutral: bool = False) -> None:
+        """One tick; ``command`` is the engine controller's (TSC1, retarder), None without one;
+        ``neutral`` asks the transmission for neutral (TC1), False for its own shift schedule."""
+        ahead = self._ahead.take(self.state, _demands(app_pct, brake_pct, command, neutral))
         if ahead is not None:
             self._sin, self.state = ahead
             return
         self._sin = self.road.sin_under_axles(self.state.distance_m, self.wheelbase_m)
-        self.state = self.model.step(self.state, app_pct, brake_pct, self._sin, self.dt_s, command)
+        self.state = self.model.step(self.state, app_pct, brake_pct, self._sin, self.dt_s, command, neutral)
 
 
-def _demands(app_pct: float, brake_pct: float, command: EngineCommand | None) -> tuple[float, ...]:
-    """What a step ahead is kept for: the demands, with a command's fields (inf for "none")."""
+def _demands(app_pct: float, brake_pct: float, command: EngineCommand | None,
+             neutral: bool = False) -> tuple[float, ...]:
+    """What a step ahead is kept for: the demands, with a command's fields (inf for "none") and
+    a request for neutral (as -1, which no pedal takes)."""
+    asked = (app_pct, brake_pct) if not neutral else (app_pct, brake_pct, -1.0)
     if command is None:
-        return (app_pct, brake_pct)
+        return asked
     torque, limit = command.torque_pct, command.limit_pct
-    return (app_pct, brake_pct, math.inf if torque is None else torque, math.inf if limit is None else limit,
+    return (*asked, math.inf if torque is None else torque, math.inf if limit is None else limit,
             command.retarder_nm)

@@ -10,21 +10,21 @@ The server never touches the node: it reads the published snapshots and queues c
 answers a control once the loop applied it at a tick boundary (200, with that tick) or said why
 not (409). A malformed request is answered 4xx with a JSON ``error`` before anything is queued.
 Each WebSocket has its own sender, so a slow or vanished client only loses its own samples. With
-no page open nothing wakes the server's thread.
+no page open and no request for the state waiting, nothing wakes the server's thread and the loop
+builds a snapshot only now and then (ecu_sim.web.state); a request for the state waits for the
+next one, so it is as fresh as an open page's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 import math
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from aiohttp import WSMsgType, web
 
 from ecu_sim.errors import ConfigError
 from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal
+from ecu_sim.web.guard import Access
 from ecu_sim.web.session import Session
 from ecu_sim.web.state import Publisher
 
@@ -48,29 +49,7 @@ MAX_SOCKETS = 256
 APPLY_TIMEOUT_S = 5.0
 #: encoded snapshots the server keeps for senders that fell behind
 SENT_RING = 64
-#: routes that change the node: they need the token on a non-loopback address
-_CONTROL_ROUTES = frozenset({"/api/control"})
 _CSP = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; object-src 'none'"
-
-
-@dataclass(frozen=True)
-class Access:
-    """Who may do what: ``token`` None means anyone (loopback); ``read_needs_token`` the setting."""
-
-    token: str | None
-    read_needs_token: bool = False
-
-    def allows(self, request: web.Request) -> bool:
-        if self.token is None:
-            return True
-        reading = request.path not in _CONTROL_ROUTES
-        if reading and not (self.read_needs_token and request.path.startswith("/api/")):
-            return True  # the page's own files hold nothing of the node: only the API is guarded
-        given = request.query.get("token", "")
-        header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            given = header[len("Bearer "):].strip()
-        return hmac.compare_digest(given.encode(), self.token.encode())
 
 
 def static_folder() -> Path:
@@ -100,6 +79,8 @@ class WebServer:
         self._sockets: set[web.WebSocketResponse] = set()
         self._sent: deque[tuple[int, str]] = deque(maxlen=SENT_RING)
         self._new: asyncio.Event | None = None
+        #: requests for the state waiting for the loop's next snapshot
+        self._waiting: list[asyncio.Future[None]] = []
         #: the port bound (the one asked for, or the system's pick for port 0)
         self.bound_port = port
 
@@ -165,8 +146,14 @@ class WebServer:
     @web.middleware
     async def _guard(self, request: web.Request,
                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        """The token where it is needed, JSON errors for every failure, and the page's CSP."""
-        if not self._access.allows(request):
+        """Host, Origin and the token checked first (ecu_sim.web.guard), JSON errors for every
+        failure, and the page's CSP."""
+        host = request.headers.get("Host")
+        refusal = self._access.host_refusal(host) or self._access.origin_refusal(
+            request.method, request.path, request.headers.get("Origin"), host or "")
+        if refusal is not None:
+            return _error(403, refusal)
+        if not self._access.token_allows(request.path, _token_of(request)):
             return _error(401, "this needs the token the node logged at its start: send it as "
                                "'Authorization: Bearer TOKEN' or ?token=TOKEN")
         try:
@@ -185,6 +172,7 @@ class WebServer:
         return web.FileResponse(static_folder() / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def _state(self, request: web.Request) -> web.StreamResponse:
+        await self._next_snapshot()
         latest = self._publisher.latest
         if latest is None:
             return _error(503, "the node has not run its first tick yet")
@@ -242,17 +230,11 @@ class WebServer:
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         if len(self._sockets) >= MAX_SOCKETS:
             return _error(503, f"{MAX_SOCKETS} pages are open already")
-        socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY)
+        # Uncompressed: deflating every snapshot would cost the node's CPU to save a LAN's bytes.
+        socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY, compress=False)
         await socket.prepare(request)
         self._sockets.add(socket)
-        if self._publisher.wake is None:
-            loop = asyncio.get_running_loop()
-
-            def wake() -> None:  # in the loop's thread: never raise into a tick
-                with contextlib.suppress(RuntimeError):  # the server's loop closed meanwhile
-                    loop.call_soon_threadsafe(self._on_tick)
-
-            self._publisher.wake = wake
+        self._watch()
         sender = asyncio.create_task(self._send_to(socket))
         try:
             async for message in socket:  # nothing is read from a page; this notices it leave
@@ -261,9 +243,38 @@ class WebServer:
         finally:
             sender.cancel()
             self._sockets.discard(socket)
-            if not self._sockets:
-                self._publisher.wake = None
+            self._unwatch()
         return socket
+
+    async def _next_snapshot(self) -> None:
+        """Wait for the loop's next snapshot: while nobody looks, the newest may be a second old."""
+        arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(arrived)
+        self._watch()
+        try:
+            await asyncio.wait_for(arrived, APPLY_TIMEOUT_S)
+        except TimeoutError:
+            pass  # the loop is stopping or stalled: the newest there is
+        finally:
+            if arrived in self._waiting:
+                self._waiting.remove(arrived)
+            self._unwatch()
+
+    def _watch(self) -> None:
+        """Someone looks: the loop builds snapshots at the page's rate and wakes this thread."""
+        if self._publisher.wake is None:
+            loop = asyncio.get_running_loop()
+
+            def wake() -> None:  # in the loop's thread: never raise into a tick
+                with contextlib.suppress(RuntimeError):  # the server's loop closed meanwhile
+                    loop.call_soon_threadsafe(self._on_tick)
+
+            self._publisher.wake = wake
+
+    def _unwatch(self) -> None:
+        """Nobody looks any more: the loop goes back to a snapshot now and then, unwoken."""
+        if not self._sockets and not self._waiting:
+            self._publisher.wake = None
 
     async def _send_to(self, socket: web.WebSocketResponse) -> None:
         """The ring so far, then each new snapshot; a client that fell behind skips what it lost."""
@@ -282,7 +293,14 @@ class WebServer:
             return
 
     def _on_tick(self) -> None:
-        """A tick was published: encode what is new once and wake every socket's sender."""
+        """A tick was published: answer the requests waiting for it, encode what is new once and
+        wake every socket's sender."""
+        waiting, self._waiting = self._waiting, []
+        for arrived in waiting:
+            if not arrived.done():
+                arrived.set_result(None)
+        if not self._sockets:
+            return
         last = self._sent[-1][0] if self._sent else -1
         fresh: list[dict[str, Any]] = []
         for snapshot in reversed(list(self._publisher.ring)):  # a copy: the loop appends meanwhile
@@ -295,6 +313,14 @@ class WebServer:
         assert self._new is not None
         self._new.set()
         self._new = asyncio.Event()
+
+
+def _token_of(request: web.Request) -> str:
+    """The token a request carries: ``Authorization: Bearer`` first, else ``?token=``."""
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer "):
+        return header[len("Bearer "):].strip()
+    return request.query.get("token", "")
 
 
 def _error(status: int, reason: str) -> web.Response:

@@ -5,8 +5,14 @@ status line by name, the J1939 address and active DTCs, and every decoded signal
 :class:`~ecu_sim.io.signals.TickView` sees it, the picture ``--stream`` sends) and hands it over
 by replacing a reference and appending it to a bounded ring: the server thread only reads them,
 and a snapshot is never changed once published, so there is no lock and the loop never waits.
-While a page is open the publisher also wakes the server's event loop (one write to its wake-up
-pipe); with none open the server thread sleeps and costs nothing.
+
+A snapshot is a tick's dearest extra work (every frame decoded by cantools, the figures, the
+status line), and a person's eye needs far fewer than a 10 ms loop makes. So while someone
+looks (a page open, a request for the state waiting) the publisher builds one every
+:data:`PAGE_INTERVAL_S` and wakes the server's event loop after it (one write to its wake-up
+pipe); while nobody does, one every :data:`IDLE_INTERVAL_S`, which keeps the history a page
+opens with, and the server thread sleeps. The ticks between take nothing but the frames their
+port hands the view (ecu_sim.io.signals keeps the newest of each and decodes only those).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from ecu_sim.member.part import NetworkPart
 from ecu_sim.nodes.factory import Built
 from ecu_sim.nodes.figures import Figured, values
 from ecu_sim.runtime.loop import LoopStats
+from ecu_sim.runtime.ticks import ticks_in
 
 #: the figures the page shows, in its order; a node without one shows None there
 PAGE_FIGURES = ("speed_kph", "set_speed_kph", "app_pct", "brake_pct", "grade_pct", "gear", "engine_rpm",
@@ -28,14 +35,21 @@ PAGE_FIGURES = ("speed_kph", "set_speed_kph", "app_pct", "brake_pct", "grade_pct
 
 #: snapshots the ring keeps: what a page that opens gets to start its plots with
 RING_TICKS = 600
+#: a snapshot this often while someone looks: ten points a second on a plot of 30 s or more
+PAGE_INTERVAL_S = 0.1
+#: and this often while nobody does: the history a page opens with, at a tenth of the cost
+IDLE_INTERVAL_S = 1.0
 
 
 class Publisher:
     """A tick observer that publishes the tick's snapshot for the web server."""
 
     def __init__(self, name: str, built: Built, view: TickView, stats: LoopStats,
-                 line: Callable[[], str], bus_state: Callable[[], str], ring_ticks: int = RING_TICKS) -> None:
+                 line: Callable[[], str], bus_state: Callable[[], str], period_s: float,
+                 ring_ticks: int = RING_TICKS) -> None:
         self.name = name
+        self._every = max(1, ticks_in(PAGE_INTERVAL_S, period_s))
+        self._idle_every = max(1, ticks_in(IDLE_INTERVAL_S, period_s))
         self._built = built
         self._view = view
         self._stats = stats
@@ -45,10 +59,18 @@ class Publisher:
         self.latest: dict[str, Any] | None = None
         #: the newest snapshots, oldest first
         self.ring: deque[dict[str, Any]] = deque(maxlen=ring_ticks)
-        #: called after each published tick while a page is open (the server's wake-up), else None
+        #: called after each snapshot while someone looks (the server's wake-up), else None
         self.wake: Callable[[], None] | None = None
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        wake = self.wake
+        if tick % (self._idle_every if wake is None else self._every):
+            return
+        self._publish(tick, now, transmitted)
+        if wake is not None:
+            wake()
+
+    def _publish(self, tick: int, now: float, transmitted: bool) -> None:
         picture = self._view.take(tick, now, transmitted)
         group = picture[self.name]
         snapshot = {
@@ -67,9 +89,6 @@ class Publisher:
         }
         self.latest = snapshot
         self.ring.append(snapshot)
-        wake = self.wake
-        if wake is not None:
-            wake()
 
     def _counters(self, counters: dict[str, float]) -> dict[str, int]:
         port = self._built.node.port.counters

@@ -2,7 +2,9 @@
 
 On a loopback address anyone on the host may use the page, as anyone there may send frames on the
 host-local bus. On any other address the controls need a token made at the start and logged once
-(``[run] web_read_needs_token`` puts the plots and the state behind it too).
+(``[run] web_read_needs_token`` puts the plots and the state behind it too). On every address
+the page answers only to the names it is served by and to its own page's origin
+(ecu_sim.web.guard), so another site's page in a browser on the host cannot drive it.
 """
 
 from __future__ import annotations
@@ -62,10 +64,13 @@ def is_loopback(host: str) -> bool:
 
 
 def session_settings(settings: Settings, stack: ExitStack) -> Settings:
-    """The settings of a web run: a recording from tick 0 (a temporary one unless ``--record``);
-    called before the bus opens, so a mistaken address is found first."""
+    """The settings of a web run: a recording from tick 0 (a temporary one unless ``--record``),
+    unless ``[run] web_record`` is off; called before the bus opens, so a mistaken address is
+    found first."""
     assert settings.run.web is not None
     parse_address(settings.run.web)
+    if not settings.run.web_record:
+        return settings
     record = settings.record
     if record.file is None:
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="ecu-sim-web-"))
@@ -83,23 +88,24 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
           recorder: Recorder | None) -> list[TickObserver]:
     """Start the server for ``built``; the observers that publish its ticks and apply its controls."""
     try:
-        from ecu_sim.web.server import Access, WebServer
+        from ecu_sim.web.server import WebServer
     except ImportError as exc:
         raise ConfigError(needs_extra("--web", "aiohttp", "web")) from exc
+    from ecu_sim.web.guard import access_for
     from ecu_sim.web.session import Session
     from ecu_sim.web.state import Publisher
 
     assert settings.run.web is not None
     host, port = parse_address(settings.run.web)
     period = settings.run.resolved_period_s
-    session = None if recorder is None else Session(recorder)
+    session = None if recorder is None or not settings.run.web_record else Session(recorder)
     desk = ControlDesk(built, journal=None if recorder is None else recorder.control,
                        marks=None if session is None else session.mark)
-    publisher = Publisher(kind.value, built, view, stats, line, bus_state)
+    publisher = Publisher(kind.value, built, view, stats, line, bus_state, period)
 
     checked = functools.partial(check, built=built, speed=profile.speed, period_s=period)
     token = None if is_loopback(host) else secrets.token_urlsafe(18)
-    access = Access(token, settings.run.web_read_needs_token)
+    access = access_for(host, token, settings.run.web_read_needs_token, settings.run.web_allowed_hosts)
     server = stack.enter_context(WebServer(host, port, publisher, desk, checked,
                                            signal_list(profile.database, kind.frame_ids(profile, settings)),
                                            session, access, period))

@@ -152,6 +152,10 @@ def test_the_default_band_is_vectos() -> None:
     ("over_kph = 40", "over_kph must be within 0..30 km/h"),
     ("preview_m = 0", "preview_m must be within 25..20000 m"),
     ("preview_m = nan", "preview_m must be a finite number"),
+    ("anticipate_kph = 6", "anticipate_kph must be within 0..over_kph"),
+    ("eco_roll_min_s = -1", "eco_roll_min_s must be within 0..600"),
+    ("climb_pct = 40", "climb_pct must be within 0..30"),
+    ("eco_roll = maybe", "eco_roll"),
 ])
 def test_a_bad_controller_setting_exits_2_naming_the_key_and_the_file(
         tmp_path: Path, cli_main: Cli, line: str, named: str) -> None:

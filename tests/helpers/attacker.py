@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import can
 
+from ecu_sim.attack.kinds import frame as frame  # the tests build attack frames as the attacker does
 from ecu_sim.j1939 import layouts
-from ecu_sim.j1939.frames import Pdu, arbitration_id
 from ecu_sim.j1939.network import J1939Network
 from ecu_sim.j1939.request import request
 from ecu_sim.j1939.transport import BAM, CTS, RTS, cm, dt
@@ -33,11 +33,6 @@ COMPONENT_ID = 0xFEEB
 EEC1_EVERY = 2
 #: ticks a second on the powertrain's 10 ms base tick
 SECOND = 100
-
-
-def frame(pdu: Pdu, source: int) -> can.Message:
-    """``pdu`` as a frame from ``source``, whoever that is."""
-    return can.Message(arbitration_id=arbitration_id(pdu, source), data=pdu.data, is_extended_id=True)
 
 
 def ask(pgn: int, source: int = ATTACKER, destination: int = 0xFF) -> can.Message:

@@ -76,3 +76,29 @@ def replay_download(data: bytes, folder: Path) -> subprocess.CompletedProcess[st
     (log,) = [name for name in names if not name.endswith(".ticks")]
     return subprocess.run([sys.executable, "-m", "ecu_sim", "replay", str(folder / log)], capture_output=True,
                           text=True, timeout=HANG_S, env=clean_env(), check=False)
+
+
+def on_machine(machine: list[str], method: str, url: str, headers: dict[str, str],
+               body: dict[str, Any] | None = None) -> int:
+    """The status of one request made from inside the machine (the LAN address is only there)."""
+    code = ("import json, sys, urllib.request, urllib.error\n"
+            f"data = {json.dumps(body).encode() if body is not None else None!r}\n"
+            f"request = urllib.request.Request({url!r}, data=data, method={method!r}, headers={headers!r})\n"
+            "try:\n    print(urllib.request.urlopen(request, timeout=60).status)\n"
+            "except urllib.error.HTTPError as error:\n    print(error.code)\n")
+    result = subprocess.run([*machine, sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=HANG_S, env=clean_env(), check=False)
+    assert result.returncode == 0, result.stderr
+    return int(result.stdout)
+
+
+def state_on(machine: list[str], url: str) -> dict[str, Any]:
+    """The node's snapshot (``GET api/state``) read from inside the machine."""
+    code = ("import sys, urllib.request\n"
+            f"sys.stdout.write(urllib.request.urlopen({url + 'api/state'!r}, timeout=60).read().decode())\n")
+    result = subprocess.run([*machine, sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=HANG_S, env=clean_env(), check=False)
+    assert result.returncode == 0, result.stderr
+    state = json.loads(result.stdout)
+    assert isinstance(state, dict)
+    return state

@@ -283,11 +283,15 @@ NOT_HERE = (
      "a co-simulation pair, the server waiting for its peer (tests/cosim/test_cosim_cli.py runs both)"),
     (re.compile(r"\bexamples/acc\.py\b"), "a real-time controller against a running truck for a minute "
                                           "(tests/powertrain/test_acc_example.py runs the pair)"),
+    (re.compile(r"\bexamples/detector\.py\b"), "needs the datasets of two attack campaigns "
+                                               "(tests/attack/test_detector_example.py runs it)"),
     (re.compile(r"\becu-sim campaign\b"), "minutes of simulation, or a cluster (tests/test_campaign*.py "
                                            "run campaigns through the command line)"),
     (re.compile(r"\becu-sim driver\b"), "needs an input device or a terminal (tests/test_driver*.py and "
                                          "the VM stage cover it)"),
     (re.compile(r"\bpip (wheel|install)\b"), "builds or installs a package from the network"),
+    (re.compile(r"\b(modinfo|lsmod|dmesg)\b|\bip -details link show can\d"),
+     "reads a board's kernel, drivers and CAN controller (the board stage checks the modules)"),
 )
 #: programs the runnable lines may use besides ecu-sim, and the Python module each needs
 NEEDS_MODULE = {"cantools plot": "matplotlib"}
@@ -323,7 +327,7 @@ SHIM = '''#!{python}
 """The documentation's ecu-sim, shortened: a run lasts {seconds} s, whatever the example says."""
 import os, sys
 args = sys.argv[1:]
-untimed = ("link", "replay", "plot", "export-fmu", "campaign", "--version", "-V", "--help", "-h")
+untimed = ("link", "replay", "plot", "export-fmu", "campaign", "dataset", "--version", "-V", "--help", "-h")
 if not args or args[0] not in untimed:
     if "--duration" in args:
         args[args.index("--duration") + 1] = "{seconds}"

@@ -29,6 +29,18 @@ def test_demo_refuses_a_duration_that_is_not_a_number_with_its_usage() -> None:
     assert "SECONDS must be a number (got 'soon')" in result.stderr and result.stdout == ""
 
 
+def test_board_test_refuses_an_unknown_argument_in_one_line_with_exit_2() -> None:
+    result = script("board-test", "--arch")
+    assert result.returncode == 2
+    assert result.stderr == "board-test: unknown argument --arch (see --help)\n" and result.stdout == ""
+
+
+def test_the_suite_names_its_stage_switches_when_refusing_an_unknown_one() -> None:
+    result = script("test", "--no-boards")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "[--no-arm] [--no-board]" in result.stderr
+
+
 def test_setup_dev_on_a_set_up_tree_prints_nothing() -> None:
     result = script("setup-dev")
     assert result.returncode == 0, result.stderr

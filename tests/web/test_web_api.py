@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import HANG_S, Node, Udp, clean_env, ecu_sim_command, summary_of
-from tests.helpers.webnode import Page, replay_download
+from tests.helpers.webnode import Page, on_machine, replay_download
 
 pytestmark = pytest.mark.slow
 aiohttp = pytest.importorskip("aiohttp", reason="the web extra (aiohttp) is not installed")
@@ -74,6 +74,16 @@ def test_set_speed_is_applied_at_a_tick_and_the_ccm_runs_on_it(ccm: Page) -> Non
     state = ccm.state_when(lambda s: s["tick"] >= answer["tick"])
     assert state["set_speed_kph"] == 85.0
     ccm.node.wait_for(r"set 85\.0 km/h")
+
+
+def test_with_no_page_open_the_state_is_of_a_tick_after_the_request_came(ccm: Page) -> None:
+    """While nobody looks the loop keeps a snapshot only now and then; a request for the state
+    waits for a fresh one, so it already holds a control answered before it."""
+    status, answer = ccm.control({"set_speed_kph": 85})
+    assert status == 200, answer
+    state = ccm.state()
+    assert state["tick"] >= answer["tick"]
+    assert state["set_speed_kph"] == 85.0
 
 
 def test_cruise_off_releases_the_pedal_and_on_takes_it_again(ccm: Page) -> None:
@@ -139,6 +149,16 @@ def test_a_recording_started_and_stopped_replays_bit_for_bit(ccm: Page, tmp_path
     journal = next(tmp_path.glob("*.ticks")).read_text()
     assert 'control {"set_speed_kph":84.0}' in journal
     assert 'control {"fault":"drop=0.5","on":true}' in journal
+
+
+def test_with_web_record_off_the_page_makes_no_recording_to_start(
+        start: Callable[..., Node], udp: Udp, tmp_path: Path) -> None:
+    config = tmp_path / "web.ini"
+    config.write_text("[run]\nweb = 127.0.0.1:0\nweb_record = no\n")
+    page = Page(start("ccm", *udp.args(), "--config", str(config)))
+    status, answer = page.control({"record": "start"})
+    assert (status, "makes no recording" in answer["error"]) == (409, True)
+    assert "recording" not in page.state()
 
 
 def test_no_recording_to_download_before_one_was_stopped(ccm: Page) -> None:
@@ -279,33 +299,19 @@ def lan_node(machine: list[str], start: Callable[..., Node]) -> Iterator[tuple[P
     yield Page(node), token, machine
 
 
-def _on_machine(machine: list[str], method: str, url: str, headers: dict[str, str],
-                body: dict[str, Any] | None = None) -> int:
-    """The status of one request made from inside the machine (the LAN address is only there)."""
-    code = ("import json, sys, urllib.request, urllib.error\n"
-            f"data = {json.dumps(body).encode() if body is not None else None!r}\n"
-            f"request = urllib.request.Request({url!r}, data=data, method={method!r}, headers={headers!r})\n"
-            "try:\n    print(urllib.request.urlopen(request, timeout=60).status)\n"
-            "except urllib.error.HTTPError as error:\n    print(error.code)\n")
-    result = subprocess.run([*machine, sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=HANG_S, env=clean_env(), check=False)
-    assert result.returncode == 0, result.stderr
-    return int(result.stdout)
-
-
 def test_off_loopback_controls_need_the_logged_token_and_reading_does_not(
         lan_node: tuple[Page, str, list[str]]) -> None:
     page, token, machine = lan_node
     json_type = {"Content-Type": "application/json"}
     control = page.url + "api/control"
-    assert _on_machine(machine, "GET", page.url + "api/state", {}) == 200
-    assert _on_machine(machine, "POST", control, json_type, {"pedal_override": 10}) == 401
-    assert _on_machine(machine, "POST", control, {**json_type, "Authorization": "Bearer wrong"},
+    assert on_machine(machine, "GET", page.url + "api/state", {}) == 200
+    assert on_machine(machine, "POST", control, json_type, {"pedal_override": 10}) == 401
+    assert on_machine(machine, "POST", control, {**json_type, "Authorization": "Bearer wrong"},
                        {"pedal_override": 10}) == 401
-    assert _on_machine(machine, "POST", control, {**json_type, "Authorization": f"Bearer {token}"},
+    assert on_machine(machine, "POST", control, {**json_type, "Authorization": f"Bearer {token}"},
                        {"pedal_override": 10}) == 200
     release = {"pedal_override": None}
-    assert _on_machine(machine, "POST", f"{control}?token={token}", json_type, release) == 200
+    assert on_machine(machine, "POST", f"{control}?token={token}", json_type, release) == 200
 
 
 def test_with_web_read_needs_token_the_state_needs_it_too_but_not_the_page(
@@ -315,6 +321,6 @@ def test_with_web_read_needs_token_the_state_needs_it_too_but_not_the_page(
     node = start("--config", str(config), inside=machine)
     token = node.wait_for(r"need the token (\S+) ").group(1)
     url = node.wait_for(r"web: the page is at (http://\S+/)").group(1)
-    assert _on_machine(machine, "GET", url + "api/state", {}) == 401
-    assert _on_machine(machine, "GET", f"{url}api/state?token={token}", {}) == 200
-    assert _on_machine(machine, "GET", url + "static/app.js", {}) == 200
+    assert on_machine(machine, "GET", url + "api/state", {}) == 401
+    assert on_machine(machine, "GET", f"{url}api/state?token={token}", {}) == 200
+    assert on_machine(machine, "GET", url + "static/app.js", {}) == 200

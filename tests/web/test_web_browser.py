@@ -9,12 +9,15 @@ where scripts/setup-dev installs it.
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -29,8 +32,11 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (the test
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+#: a name of another site that resolves to this host: what DNS rebinding makes of an attacker's name
+REBIND = "rebind.example"
 ARGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--window-size=1400,1000")
+        "--disable-component-update", "--window-size=1400,1000",
+        f"--host-resolver-rules=MAP {REBIND} 127.0.0.1")
 
 
 @pytest.fixture
@@ -181,3 +187,87 @@ def test_chromium_is_debians_own(browser: Any) -> None:
     """The browser the tests drive is the distribution's, not one downloaded by a test tool."""
     assert shutil.which("chromium") == CHROMIUM
     assert browser.capabilities["browserName"] == "chrome"
+
+
+#: another site's page: its script tries to set the node's speed and to read its WebSocket, and
+#: says in ``window.attack`` what came of each
+HOSTILE = """<!doctype html><title>another site</title><script>
+const node = new URL("NODE");
+const body = JSON.stringify({set_speed_kph: 60});
+window.attack = {};
+fetch(new URL("api/control", node), {method: "POST", headers: {"Content-Type": "application/json"}, body})
+  .then((r) => { window.attack.fetch = `answered ${r.status}`; }, () => { window.attack.fetch = "failed"; });
+fetch(new URL("api/control", node),
+      {method: "POST", mode: "no-cors", headers: {"Content-Type": "application/json"}, body})
+  .then(() => { window.attack.blind = "sent"; }, () => { window.attack.blind = "failed"; });
+const socket = new WebSocket(`ws://${node.host}/api/ws`);
+socket.onmessage = () => { window.attack.socket = "read"; };
+socket.onclose = () => { window.attack.socket = window.attack.socket || "refused"; };
+</script>"""
+
+
+@pytest.fixture
+def other_site(ccm: Page) -> Iterator[str]:
+    """The address of another site on this host (another port: another origin) serving HOSTILE."""
+    page = HOSTILE.replace("NODE", ccm.url).encode()
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/"
+        finally:
+            server.shutdown()
+            thread.join(HANG_S)
+
+
+def attack(browser: Any, what: str) -> Any:
+    return until(lambda: browser.execute_script(f"return window.attack && window.attack.{what}"),
+                 f"the other site's {what}")
+
+
+def test_another_sites_page_can_neither_set_the_speed_nor_read_the_websocket(
+        browser: Any, ccm: Page, other_site: str) -> None:
+    browser.get(other_site)
+    assert attack(browser, "fetch") == "failed"
+    assert attack(browser, "socket") == "refused"
+    assert attack(browser, "blind") == "sent"  # an answer the site cannot read; nothing applied
+    assert ccm.state()["set_speed_kph"] == 90.0
+
+
+def test_the_nodes_own_page_keeps_working_beside_another_sites(
+        browser: Any, ccm: Page, other_site: str) -> None:
+    browser.get(other_site)
+    attack(browser, "socket")
+    open_page(browser, ccm)
+    until(lambda: browser.find_element("id", "connection").text == "live", "the page's WebSocket")
+    fill(browser, "set-speed", "84")
+    click(browser, "set-speed-apply")
+    until(lambda: "applied" in browser.find_element("id", "message").text, "the page's answer")
+    ccm.state_when(lambda s: s["set_speed_kph"] == 84.0)
+
+
+def test_a_page_that_reaches_the_node_by_a_rebound_name_cannot_read_or_drive_it(
+        browser: Any, ccm: Page) -> None:
+    """The browser resolves another site's name to this host, as after DNS rebinding: its script
+    runs in that site's origin, for which the node is now the same origin."""
+    browser.get(f"http://{REBIND}:{urlsplit(ccm.url).port}/")
+    assert "uPlot" not in browser.page_source
+    answers = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const control = fetch("api/control", {method: "POST", headers: {"Content-Type": "application/json"},
+                                              body: JSON.stringify({set_speed_kph: 60})});
+        Promise.all([fetch("api/state"), control]).then((r) => done(r.map((a) => a.status)),
+                                                        (e) => done(String(e)));""")
+    assert answers == [403, 403]
+    assert ccm.state()["set_speed_kph"] == 90.0

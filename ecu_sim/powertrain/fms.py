@@ -1,0 +1,120 @@
+"""The truck's totals and slow states that the FMS-Standard interface carries, kept tick by tick.
+
+Each is the integral of what the bus already says, so a reader can check one against the other:
+
+- the high-resolution distance (SPN 917) is the integral of the speed CCVS1 and TCO1 send;
+- the total fuel used (SPN 250, 5054) is the truck's fuel used, the integral of LFE1's rate, on
+  top of the total the state file kept; the fuel level (SPN 96) falls with it from the tank's
+  content;
+- the engine hours (SPN 247) count the ticks the engine turns;
+- the coolant temperature (SPN 110) follows a first-order lag toward a target set by the load:
+  the ambient temperature while the engine stands, a thermostat-held temperature that rises
+  with the load while it runs (:data:`WARM_C`, :data:`LOAD_RISE_C`, :data:`TIME_CONSTANT_S`: an
+  illustration of a warm-up, not a measured engine);
+- the combination weight (SPN 1760, 1585) is the truck's mass with its payload.
+
+The totals persist in a state file, written atomically (a temporary file renamed over it), every
+:data:`SAVE_EVERY_S` of simulated time, as a truck's odometer keeps its count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from typing import Final, NamedTuple
+
+from ecu_sim.settings.fms import FmsSettings, Totals, load_totals
+
+#: the coolant's thermostat-held temperature at no load, and its rise at full load, degC
+WARM_C: Final = 83.0
+LOAD_RISE_C: Final = 12.0
+#: the lag of the coolant behind its target, s
+TIME_CONSTANT_S: Final = 300.0
+#: simulated seconds between two writes of the state file
+SAVE_EVERY_S: Final = 10.0
+_KPH_TO_MPS: Final = 1.0 / 3.6
+
+
+class FmsValues(NamedTuple):
+    """What the FMS messages carry beyond the powertrain's readings, in the units of their SPNs."""
+
+    total_distance_m: float
+    total_fuel_l: float
+    engine_hours_h: float
+    fuel_level_pct: float
+    coolant_c: float
+    ambient_c: float
+    combination_kg: float
+    driver1_state: float
+    driver2_state: float
+    vehicle_motion: float
+
+
+#: SPN -> the field of :class:`FmsValues` it carries
+FMS_SPNS: Final = {917: "total_distance_m", 5054: "total_fuel_l", 247: "engine_hours_h", 96: "fuel_level_pct",
+                   110: "coolant_c", 171: "ambient_c", 1760: "combination_kg", 1585: "combination_kg",
+                   1612: "driver1_state", 1613: "driver2_state", 1611: "vehicle_motion"}
+
+
+def save_totals(path: str, totals: Totals) -> None:
+    """Written to a temporary file beside it and renamed over it: a reader or a power cut sees the
+    old file or the new one, never half of one."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".fms-", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(totals._asdict(), out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+class FmsState:
+    """The totals and the coolant, stepped once a tick."""
+
+    def __init__(self, settings: FmsSettings, period_s: float, combination_kg: float) -> None:
+        self._settings = settings
+        self._dt = period_s
+        self._path = settings.state_file
+        start = Totals(*settings.start_totals) if settings.start_totals else load_totals(self._path)
+        self._start = start
+        self._tank = settings.tank_l
+        self._in_tank = settings.tank_l if start.in_tank_l is None else start.in_tank_l
+        self._distance = start.distance_m
+        self._hours = start.hours_h
+        self._coolant = settings.ambient_c
+        self._lag = 1.0 - math.exp(-period_s / TIME_CONSTANT_S)
+        self._save_every = max(1, round(SAVE_EVERY_S / period_s))
+        self._fixed = (settings.ambient_c, combination_kg, float(settings.driver1_state),
+                       float(settings.driver2_state))
+        self.values = self._values(0.0, 0.0)
+
+    def step(self, tick: int, speed_kph: float, fuel_used_l: float, engine_rpm: float,
+             load_pct: float) -> None:
+        """One tick: ``fuel_used_l`` is the run's fuel so far, ``load_pct`` the engine's (SPN 92)."""
+        self._distance += speed_kph * _KPH_TO_MPS * self._dt
+        running = engine_rpm > 0.0
+        if running:
+            self._hours += self._dt / 3600.0
+        load = min(max(load_pct, 0.0), 100.0) / 100.0 if math.isfinite(load_pct) else 0.0
+        target = WARM_C + LOAD_RISE_C * load if running else self._settings.ambient_c
+        self._coolant += (target - self._coolant) * self._lag
+        self.values = self._values(fuel_used_l, speed_kph)
+        if self._path is not None and tick % self._save_every == self._save_every - 1:
+            save_totals(self._path, self.totals(fuel_used_l))
+
+    def totals(self, fuel_used_l: float) -> Totals:
+        return Totals(self._distance, self._start.fuel_l + fuel_used_l, self._hours,
+                      max(self._in_tank - fuel_used_l, 0.0))
+
+    def _values(self, fuel_used_l: float, speed_kph: float) -> FmsValues:
+        ambient, combination, driver1, driver2 = self._fixed
+        level = 100.0 * max(self._in_tank - fuel_used_l, 0.0) / self._tank
+        return FmsValues(self._distance, self._start.fuel_l + fuel_used_l, self._hours, level, self._coolant,
+                         ambient, combination, driver1, driver2, 1.0 if speed_kph > 0.0 else 0.0)

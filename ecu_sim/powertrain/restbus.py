@@ -1,0 +1,108 @@
+"""The restbus: every node of a ``--restbus`` DBC that the ECU process does not host, on its port.
+
+A restbus node is the same kind of node as the transmission, the brakes and the retarder: a
+J1939 network part of its own (:func:`ecu_sim.member.part.build_member`: its NAME and address
+from the DBC, its claim, its answers to requests, its DM1, empty unless a DTC is raised), and
+messages that are :class:`~ecu_sim.powertrain.engine_frames.EngineMessage`\\ s on the one
+schedule, sent only while its claim stands. A signal whose SPN is one the truck has carries the
+truck's reading (:data:`RESTBUS_FIELDS`); the others carry the DBC's start value or "not
+available" (:mod:`ecu_sim.codec.restbus`). A node at an address the process already hosts is
+the hosted one, and is left out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ecu_sim.bus.port import Port
+from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
+from ecu_sim.codec.profile import Profile, builtin_restbus
+from ecu_sim.codec.restbus import RestbusNode, load_restbus
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.codec.spn import spn_signals
+from ecu_sim.j1939.frames import SINGLE_FRAME
+from ecu_sim.j1939.ids import from_source, pgn_of
+from ecu_sim.member.part import NetworkPart, build_member
+from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput
+from ecu_sim.powertrain.fms import FMS_SPNS, FmsValues
+from ecu_sim.powertrain.members import SPN_FIELDS, Readings
+from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.settings.model import J1939Settings, Settings
+
+log = logging.getLogger(__name__)
+
+_SPEED: Final = Readings._fields.index("front_axle_kph")
+#: SPN -> the index it is read from in the readings followed by the :class:`FmsValues`, for any
+#: restbus signal: the powertrain's own, the truck's speed as the wheel-based (84) and the
+#: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total
+RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED,
+                         **{spn: len(Readings._fields) + FmsValues._fields.index(name)
+                            for spn, name in FMS_SPNS.items()},
+                         250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l")}
+#: a node's J1939 function when the DBC gives none: "not available"
+_NO_FUNCTION: Final = 255
+
+
+@dataclass
+class RestbusBuilt:
+    """The restbus nodes' parts by node name, and their cyclic messages."""
+
+    parts: dict[str, NetworkPart]
+    messages: list[EngineMessage]
+
+
+def restbus_files(settings: Settings) -> list[str]:
+    """The restbus DBCs of a run: ``--fms``'s own first (its nodes win an address), then ``--restbus``'s."""
+    return [*([builtin_restbus("fms")] if settings.fms.enabled else []), *settings.j1939.restbus]
+
+
+def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, profile: Profile,
+                  settings: J1939Settings, period_s: float, new_frame: FrameFactory,
+                  latest: Callable[[], Sequence[float] | None]) -> RestbusBuilt:
+    """``latest``: the newest readings followed by the FMS values, which a request is answered from."""
+    built = RestbusBuilt({}, [])
+    taken = set(hosted)
+    for path in paths:
+        for node in load_restbus(path).nodes:
+            if node.address in taken:
+                log.info("--restbus %s: node %s at 0x%02X is hosted already; left out", path, node.name,
+                         node.address)
+                continue
+            taken.add(node.address)
+            _add_node(built, node, port, profile, settings, period_s, new_frame, latest)
+    return built
+
+
+def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profile, settings: J1939Settings,
+              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None]) -> None:
+    messages = []
+    for rest in node.messages:
+        message = rest.message
+        extended = message.is_extended_frame
+        frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
+        codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8), spn)
+                  for spn, signal in spn_signals(message, RESTBUS_FIELDS) if signal.multiplexer_ids is None]
+        output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
+        every = max(1, ticks_in(rest.cycle_ms / 1000.0, period_s)) if rest.cycle_ms else 1
+        messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=rest.base),
+                         rest.cycle_ms is not None))
+
+    def answer(m: EngineMessage) -> Callable[[], bytes | None]:
+        def payload() -> bytes | None:
+            readings = latest()
+            return None if readings is None else m.payload(readings)
+        return payload
+
+    requestable = {pgn_of(m.message.frame_id): answer(m) for m, _ in messages}
+    part = build_member(node.name, node.attributes.get("function", _NO_FUNCTION), node.address, port, profile,
+                        [node.name], settings, period_s, new_frame, requestable, node.attributes)
+    for m, cyclic in messages:
+        m.gate = part
+        if m.message.length > SINGLE_FRAME:
+            m.output = TransportOutput(part, pgn_of(m.message.frame_id))
+        if cyclic:
+            built.messages.append(m)
+    built.parts[node.name] = part
