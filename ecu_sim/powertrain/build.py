@@ -73,7 +73,8 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     for member, message, frame_id in hosted_messages(profile, settings):
         codecs = [(_codec(message, s, is_j1939), spn) for spn, s in spn_signals(message, SPN_FIELDS)]
         output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
-        built = EngineMessage(message, codecs, every_ticks(message, period), output, SPN_FIELDS)
+        built = EngineMessage(message, codecs, every_ticks(message, period), output, SPN_FIELDS,
+                              period_s=period)
         messages[member.role].append(built)
         if message.length > SINGLE_FRAME:
             long_ones.append((built, member.role))

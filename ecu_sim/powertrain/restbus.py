@@ -87,7 +87,8 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
                   for spn, signal in spn_signals(message, RESTBUS_FIELDS) if signal.multiplexer_ids is None]
         output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
         every = max(1, ticks_in(rest.cycle_ms / 1000.0, period_s)) if rest.cycle_ms else 1
-        messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=rest.base),
+        messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=rest.base,
+                                      period_s=period_s),
                          rest.cycle_ms is not None))
 
     def answer(m: EngineMessage) -> Callable[[], bytes | None]:
