@@ -35,8 +35,9 @@ PAGE_FIGURES = ("speed_kph", "set_speed_kph", "app_pct", "brake_pct", "grade_pct
 
 #: snapshots the ring keeps: what a page that opens gets to start its plots with
 RING_TICKS = 600
-#: a snapshot this often while someone looks: ten points a second on a plot of 30 s or more
-PAGE_INTERVAL_S = 0.1
+#: a snapshot this often while someone looks: five points a second still draw a plot of 30 s or
+#: more smoothly, and on a 10 Hz node each is every other tick's work, not every tick's
+PAGE_INTERVAL_S = 0.2
 #: and this often while nobody does: the history a page opens with, at a tenth of the cost
 IDLE_INTERVAL_S = 1.0
 
