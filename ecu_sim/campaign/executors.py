@@ -30,6 +30,9 @@ from ecu_sim.runtime.cores import usable_cores
 #: cases in flight per worker: enough that a worker never waits for the next, few enough to lose
 IN_FLIGHT_PER_WORKER = 4
 
+#: seconds to wait for each killed worker to leave the process table after Ctrl-C
+STOP_WAIT_S = 5.0
+
 
 def default_workers() -> int:
     """All the cores this process may use."""
@@ -67,10 +70,15 @@ def local(cases: Sequence[Case], workers: int, traces: str | None) -> Iterator[d
 
 def _stop_workers(pool: futures.ProcessPoolExecutor) -> None:
     """Ctrl-C: end the workers now. A worker takes its own SIGINT as the end of its case only and
-    would start the next queued one; a case's controller under test dies with its worker."""
+    would start the next queued one; a case's controller under test dies with its worker. The
+    workers are killed before the pool is told to shut down, so the pool's own thread finds them
+    gone instead of waiting for a case to end."""
+    workers = multiprocessing.active_children()
+    for process in workers:
+        process.kill()
+    for process in workers:
+        process.join(STOP_WAIT_S)
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in multiprocessing.active_children():
-        process.terminate()
 
 
 def dask(cases: Sequence[Case], workers: int, scheduler: str | None,
