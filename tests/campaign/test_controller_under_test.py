@@ -233,6 +233,13 @@ def controllers_with(tag: str) -> list[int]:
     return found
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child before exec: SIGINT at its default, as a terminal's foreground job has it. A
+    job started in the background by a script (``cmd &``) inherits SIGINT ignored, and Python then
+    never turns Ctrl-C into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_in_the_middle_of_a_suite_leaves_no_controller_running(tmp_path: Path) -> None:
     tag = f"cut-tag-{uuid.uuid4().hex}"
     controller = tmp_path / "tagged.py"
@@ -244,7 +251,7 @@ def test_ctrl_c_in_the_middle_of_a_suite_leaves_no_controller_running(tmp_path: 
     suite = subprocess.Popen(ecu_sim_command("campaign", str(path), "--out", str(tmp_path / "out"),
                                              "--workers", "2"),
                              env=clean_env(), start_new_session=True, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_ctrl_c_as_in_a_terminal)
     try:
         waited = time.monotonic() + HANG_S
         while len(controllers_with(tag)) < 2 and time.monotonic() < waited and suite.poll() is None:
