@@ -252,7 +252,7 @@ class Watchdog:
         code = self._child.exited()
         if code is not None:
             said = self._child.last_words()
-            self._fail(f"the controller exited with status {code} after {now:.1f} s"
+            self._fail(f"the controller exited with status {code} after {(tick + 1) * self._period:.1f} s"
                        + (f": {said}" if said else ""))
         elif tick + 1 == self._silent_ticks and self.frames == 0:
             self._fail(f"the controller sent no frame in {self._silent_ticks * self._period:g} s")

@@ -290,7 +290,8 @@ def test_the_patched_example_differs_exactly_in_the_case_that_drives_above_100_k
     patched = EXAMPLE.replace("cut_ccm.py", "cut_ccm_patched.py")
     body = ("[[case]]\nrun.set_speed_kph = 90\nrun.initial_speed_kph = 95\n"
             "[[case]]\nrun.set_speed_kph = 110\nrun.initial_speed_kph = 104\n")
-    path = campaign(tmp_path, EXAMPLE, body, duration=4)
+    # twice each, so the verdict weighs the versions' difference against real time's spread
+    path = campaign(tmp_path, EXAMPLE, body, program="repeat = 2", duration=4)
     for name, command in (("a", EXAMPLE), ("b", patched)):
         ran = cli_main("campaign", str(path), "--out", str(tmp_path / name), "--workers", "2",
                        "--keep-traces", "--command", command)
