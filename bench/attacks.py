@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import random
 import statistics
 import subprocess
 import sys
@@ -32,8 +31,10 @@ from pathlib import Path
 
 import can
 
-from bench.processes import REPO, child_env
+from bench.processes import REPO, child_env, private_bus
 from bench.versus import export
+from ecu_sim.attack.kinds import frame
+from ecu_sim.j1939.request import request as j1939_request
 
 EEC1_ID = 0x0CF00400
 EC1 = 0xFEE3
@@ -57,8 +58,8 @@ class Result:
 
 
 def _request(pgn: int, source: int, destination: int) -> can.Message:
-    return can.Message(arbitration_id=0x18EA0000 | destination << 8 | source,
-                       data=pgn.to_bytes(3, "little"), is_extended_id=True)
+    """A request as the attacker builds one, so the bench asks in the bytes an attack would."""
+    return frame(j1939_request(pgn, destination), source)
 
 
 def _rss_mib(pid: int) -> float:
@@ -73,8 +74,7 @@ class Node:
     """The ECU process of one tree on a private bus, and this process's view of that bus."""
 
     def __init__(self, pythonpath: str) -> None:
-        rng = random.SystemRandom()
-        group, port = f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}", rng.randint(20000, 60000)
+        group, port = private_bus()
         env = child_env()
         env["PYTHONPATH"] = pythonpath
         self.proc = subprocess.Popen(

@@ -5,6 +5,7 @@ every one stopped when the phase ends, and a phase that fails as soon as one of 
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -25,6 +26,13 @@ def child_env() -> dict[str, str]:
     """
     return {k: v for k, v in os.environ.items()
             if not k.startswith(("CAN_", "ECU_SIM_")) and k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def private_bus() -> tuple[str, int]:
+    """A udp_multicast group and port of one's own, drawn at random, so that a measured node hears
+    no other run on this host and no other run hears it."""
+    rng = random.SystemRandom()
+    return f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}", rng.randint(20000, 60000)
 
 
 def ecu_sim_command() -> list[str]:

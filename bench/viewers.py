@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import socket
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from typing import Any
 
 import can
 
+from bench.processes import private_bus
 from ecu_sim import cli
 from ecu_sim.codec.profile import Profile
 from ecu_sim.runs import tuned
@@ -130,9 +130,8 @@ def _cpu_s(command: list[str], env: dict[str, str]) -> float:
 
 def real(seconds: float, short_s: float = 3.0) -> dict[str, float]:
     """Microseconds of CPU (user + system) per tick of an ``ecu-sim run`` process, per configuration."""
-    rng = random.SystemRandom()
-    bus = ["-i", "udp_multicast", "-c", f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}",
-           "--bus-kwargs", f"port={rng.randint(20000, 60000)}"]
+    group, port = private_bus()
+    bus = ["-i", "udp_multicast", "-c", group, "--bus-kwargs", f"port={port}"]
     result: dict[str, float] = {}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CAN_", "ECU_SIM_"))}
     with tempfile.TemporaryDirectory() as folder, _listener() as viewer:

@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import glob
 import json
-import random
 import socket
 import statistics
 import subprocess
@@ -43,9 +42,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.processes import child_env
+from bench.processes import REPO, child_env, private_bus
 
-REPO = Path(__file__).resolve().parent.parent
 NODES = {"testbed, 10 Hz": ([], 0.1, True),
          "powertrain, 10 ms": (["--vehicle", "class6", "--profile", "j1939", "--network", "powertrain"], 0.01,
                                False)}
@@ -160,9 +158,8 @@ def lateness(tree: str, bus: list[str], node: str, configuration: str, seconds: 
 
 
 def _bus() -> list[str]:
-    rng = random.SystemRandom()
-    return ["-i", "udp_multicast", "-c", f"239.255.{rng.randint(1, 254)}.{rng.randint(1, 254)}",
-            "--bus-kwargs", f"port={rng.randint(20000, 60000)}"]
+    group, port = private_bus()
+    return ["-i", "udp_multicast", "-c", group, "--bus-kwargs", f"port={port}"]
 
 
 @contextmanager

@@ -30,9 +30,6 @@ from ecu_sim.runtime.ticks import ticks_in
 
 #: n (ticks since the window opened) -> the frames of that tick
 Frames = Callable[[int], list[can.Message]]
-#: DM11, the clearing of active DTCs, is asked for by a Request of its PGN (J1939-73)
-DM11_PGN = 0xFED3
-DM1_PGN = 0xFECA
 # TSC1 and XBR SPNs (J1939-71)
 _TSC1_MODE, _TSC1_PRIORITY, _TSC1_SPEED, _TSC1_TORQUE = 695, 897, 898, 518
 _XBR_DEMAND, _XBR_PRIORITY, _XBR_MODE = 2920, 2915, 2916
@@ -98,9 +95,7 @@ def _xbr(attack: Attack, database: Database, period_s: float, rng: random.Random
     mode = str(attack.get("mode"))
     if mode not in _XBR_MODES:
         raise ConfigError(f"--attack {attack.text!r}: mode={mode} is not one of {', '.join(_XBR_MODES)}")
-    codec = CommandCodec(found[0], attack.address("source"))
-    codec.frame_id = make_id(0x0400, attack.address("source"), attack.address("target"),
-                             found[0].frame_id >> 26 & 7)
+    codec = CommandCodec(found[0], attack.address("source"), destination=attack.address("target"))
     fixed = {_XBR_MODE: float(_XBR_MODES[mode]), _XBR_PRIORITY: attack.number("priority")}
     return _command(codec, fixed, {_XBR_DEMAND: attack.number("accel")},
                     per_tick(attack.number("rate"), period_s))
@@ -125,8 +120,7 @@ def _spoof(attack: Attack, database: Database, period_s: float, rng: random.Rand
     signals = spn_signals(message, {spn})
     if not signals:
         raise ConfigError(f"--attack {attack.text!r}: {message.name} carries no SPN {spn}")
-    source = attack.get("source")
-    sender = source_address_of(message.frame_id) if source is None else int(float(str(source)))
+    sender = source_address_of(message.frame_id) if attack.get("source") is None else attack.address("source")
     data = RoleCodec(message, signals[0][1], is_j1939=False).encode(attack.number("value"))
     ident = (message.frame_id & ~0xFF) | sender
     return _repeat(lambda: can.Message(arbitration_id=ident, data=data, is_extended_id=True),
@@ -173,17 +167,21 @@ def _claim(attack: Attack, database: Database, period_s: float, rng: random.Rand
 
 
 def _dm11(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
-    pdu = request(DM11_PGN, attack.address("target"))
+    # DM11, the clearing of active DTCs, is asked for by a Request of its PGN (J1939-73)
+    pdu = request(dm.DM11_PGN, attack.address("target"))
     return _once_or_every(pdu, attack.address("source"), attack, period_s)
 
 
 def _dm1(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    # the DM1 a node with this one DTC active sends, from the node's own DTC table: the same lamp,
+    # the same packing, one occurrence
+    table = dm.DtcTable()
+    table.update({dm.Dtc(attack.address("spn"), attack.address("fmi"))})
     try:
-        dtc = dm.pack_dtc(dm.Dtc(attack.address("spn"), attack.address("fmi")), 1)
+        payload = table.dm1()
     except ValueError as exc:
         raise ConfigError(f"--attack {attack.text!r}: {exc}") from None
-    amber_on = 0b01 << 2
-    pdu = single_frame(DM1_PGN, bytes((amber_on, 0xFF)) + dtc, GLOBAL_ADDRESS)
+    pdu = single_frame(dm.DM1_PGN, payload, GLOBAL_ADDRESS)
     source = attack.address("source")
     return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
 
@@ -205,17 +203,18 @@ def _bam(attack: Attack, database: Database, period_s: float, rng: random.Random
 
 
 def _fuzz(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
-    pgn, source = attack.get("pgn"), attack.get("source")
+    pgn = None if attack.get("pgn") is None else attack.address("pgn")
+    source = None if attack.get("source") is None else attack.address("source")
 
     def make() -> can.Message:
         data = rng.randbytes(8)
         if pgn is None:
             ident = rng.getrandbits(29)
+            if source is not None:
+                ident = (ident & ~0xFF) | source
         else:
-            sender = rng.randrange(0xFE) if source is None else int(float(str(source)))
-            ident = make_id(int(float(str(pgn))), sender, rng.randrange(0x100), 6)
-        if source is not None:
-            ident = (ident & ~0xFF) | int(float(str(source)))
+            sender = rng.randrange(0xFE) if source is None else source
+            ident = make_id(pgn, sender, rng.randrange(0x100), 6)
         return can.Message(arbitration_id=ident, data=data, is_extended_id=True)
     return _repeat(make, per_tick(attack.number("rate"), period_s))
 

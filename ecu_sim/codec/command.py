@@ -19,7 +19,7 @@ from cantools.database.can import Message
 from ecu_sim.codec.integrity import TSC1_SPNS, XBR_SPNS, integrity_of
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import spn_signals
-from ecu_sim.j1939.ids import from_source
+from ecu_sim.j1939.ids import from_source, is_pdu1, make_id, pgn_of, priority_of
 
 #: sets of fixed fields kept encoded: a controller has a few (engaged, released)
 _FIXED_MAX = 16
@@ -33,8 +33,9 @@ class CommandCodec:
     encoded by their values, so a tick encodes only what changed.
     """
 
-    def __init__(self, message: Message, source: int) -> None:
-        """``ValueError`` when the message lacks its counter and checksum signals."""
+    def __init__(self, message: Message, source: int, destination: int | None = None) -> None:
+        """``ValueError`` when the message lacks its counter and checksum signals. ``destination``
+        addresses a PDU1 command to another node than the DBC's, as an attacker aims one."""
         integrity = integrity_of(message)
         if integrity is None:
             raise ValueError(f"{message.name} has no message counter and checksum (signals with SPNs "
@@ -44,6 +45,11 @@ class CommandCodec:
         #: how many counter values the sequence runs through (TSC1 8, XBR 16)
         self.modulus = integrity.modulus
         self.frame_id = from_source(message.frame_id, source)
+        if destination is not None:
+            pgn = pgn_of(self.frame_id)
+            if not is_pdu1(pgn):
+                raise ValueError(f"{message.name} is broadcast (PGN {pgn:#06x}): it has no destination")
+            self.frame_id = make_id(pgn, source, destination, priority_of(self.frame_id))
         self.is_extended_id: bool = message.is_extended_frame
         # Not as J1939 parameters: a command's two-bit modes use every value (10 is torque
         # control, not "error"), so only the DBC's limits bound what is encoded.

@@ -58,7 +58,7 @@ class Access:
     def _takes_address(self, name: str) -> bool:
         if self.addresses == "any":
             return _is_address(name)
-        return self.addresses == "loopback" and _is_loopback(name)
+        return self.addresses == "loopback" and is_loopback(name)
 
     def origin_refusal(self, method: str, path: str, origin: str | None, host: str) -> str | None:
         """Why a browser's request from ``origin`` may not do this, or None: a WebSocket or a
@@ -85,7 +85,7 @@ def access_for(bind: str, token: str | None, read_needs_token: bool, allowed: It
     addresses; elsewhere the address bound (any address for ``0.0.0.0`` or ``::``) and this host's
     own name (with ``.local``, the name mDNS gives it); always the allow-list's names."""
     names = {name.strip().lower().strip("[]") for name in allowed if name.strip()}
-    if bind == "localhost" or _is_loopback(bind):
+    if is_loopback(bind):
         return Access(token, read_needs_token, frozenset(names | {"localhost"}), addresses="loopback")
     here = socket.gethostname().lower()
     names |= {bind.lower(), here, here.split(".")[0] + ".local"}
@@ -112,8 +112,12 @@ def _is_address(name: str) -> bool:
     return True
 
 
-def _is_loopback(name: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this host alone: ``localhost`` or a loopback address; a name other
+    than ``localhost`` may resolve to any address, so it is not."""
+    if host == "localhost":
+        return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False

@@ -47,6 +47,8 @@ MAX_BODY = 4096
 MAX_SOCKETS = 256
 #: how long a request waits for the loop to apply its control
 APPLY_TIMEOUT_S = 5.0
+#: how long a request for the next snapshot waits for the loop's next tick before taking the newest
+SNAPSHOT_WAIT_S = 5.0
 #: encoded snapshots the server keeps for senders that fell behind
 SENT_RING = 64
 _CSP = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; object-src 'none'"
@@ -252,7 +254,7 @@ class WebServer:
         self._waiting.append(arrived)
         self._watch()
         try:
-            await asyncio.wait_for(arrived, APPLY_TIMEOUT_S)
+            await asyncio.wait_for(arrived, SNAPSHOT_WAIT_S)
         except TimeoutError:
             pass  # the loop is stopping or stalled: the newest there is
         finally:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
-import ipaddress
 import logging
 import os
 import secrets
@@ -32,6 +31,7 @@ from ecu_sim.nodes.factory import Built, NodeKind
 from ecu_sim.runs.controls import ControlDesk, check
 from ecu_sim.runtime.loop import LoopStats, TickObserver
 from ecu_sim.settings.model import Settings
+from ecu_sim.web.guard import is_loopback
 
 log = logging.getLogger("ecu_sim")
 
@@ -52,15 +52,6 @@ def parse_address(text: str) -> tuple[str, int]:
         raise ConfigError(f"--web {text!r}: expected HOST:PORT or PORT, e.g. 8080 (127.0.0.1:8080) or "
                           "0.0.0.0:8080 for every address of the board")
     return host, number
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a name: it may resolve to any address
 
 
 def session_settings(settings: Settings, stack: ExitStack) -> Settings:

@@ -50,6 +50,13 @@ def test_the_attacker_refuses_a_socketcan_interface_that_is_not_virtual(cli_main
     assert "refusing to attack socketcan can0" in result.err and "--allow-real-bus" in result.err
 
 
+def test_the_attacker_refuses_udp_multicast_that_leaves_the_host(cli_main: Cli) -> None:
+    result = cli_main("attack", "-i", "udp_multicast", "--bus-kwargs", "hop_limit=1", "--attack", "claim")
+    assert result.status == 2
+    assert len(result.err.strip().splitlines()) == 1
+    assert "refusing to attack udp_multicast" in result.err and "--allow-real-bus" in result.err
+
+
 def test_a_vcan_interface_counts_as_virtual_and_a_device_backed_one_does_not(tmp_path: Path) -> None:
     net = tmp_path / "class" / "net"
     net.mkdir(parents=True)
@@ -64,6 +71,11 @@ def test_a_vcan_interface_counts_as_virtual_and_a_device_backed_one_does_not(tmp
 @pytest.mark.parametrize("interface", ["virtual", "udp_multicast"])
 def test_python_cans_in_host_buses_count_as_virtual(interface: str) -> None:
     assert is_virtual(interface, "any")
+
+
+def test_udp_multicast_with_a_hop_limit_is_not_virtual() -> None:
+    assert is_virtual("udp_multicast", "any", bus_kwargs={"hop_limit": 0})
+    assert not is_virtual("udp_multicast", "any", bus_kwargs={"hop_limit": 1})
 
 
 def test_list_names_every_attack_with_its_parameters_and_defaults(cli_main: Cli) -> None:
