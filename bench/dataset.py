@@ -18,25 +18,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench.campaign import LOOP_LINE, command, env
+from ecu_sim.attack.capture import read_labels
+
 POWERTRAIN = ["--vehicle", "class6", "--profile", "j1939", "--network", "powertrain", "--no-progress",
               "--log-level", "info"]
 #: a mix of a command injection, a flood and fuzzing, each a tenth of the run
 ATTACKS = ["tsc1:speed=1500@{a}+{w}", "request:rate=200@{b}+{w}", "fuzz:rate=500@{c}+{w}"]
-_LOOP = re.compile(r"simulated [\d.]+ s in ([\d.]+) s")
 
 
 def simulate(seconds: float, attacked: bool, capture: Path | None, seed: int = 0) -> float:
     """One simulate process; the loop's own seconds from its log line."""
-    args = [sys.executable, "-m", "ecu_sim", "simulate", *POWERTRAIN, "--duration", f"{seconds:g}"]
+    args = command("simulate", *POWERTRAIN, "--duration", f"{seconds:g}")
     if attacked:
         w = seconds / 10
         for spec in ATTACKS:
@@ -44,16 +44,15 @@ def simulate(seconds: float, attacked: bool, capture: Path | None, seed: int = 0
         args += ["--attack-seed", str(seed)]
     if capture is not None:
         args += ["--capture", str(capture)]
-    done = subprocess.run(args, capture_output=True, text=True, check=True)
-    found = _LOOP.findall(done.stderr)
+    done = subprocess.run(args, env=env(), capture_output=True, text=True, check=True)
+    found = LOOP_LINE.findall(done.stderr)
     if not found:
         raise RuntimeError(f"no summary line in: {done.stderr[-500:]}")
     return float(found[-1])
 
 
 def frames_of(capture: Path) -> int:
-    with open(f"{capture}.labels", encoding="ascii") as handle:
-        return sum(1 for _ in handle) - 1
+    return len(read_labels(str(capture))[1])
 
 
 def main(argv: list[str]) -> int:

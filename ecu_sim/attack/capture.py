@@ -18,6 +18,7 @@ from typing import IO, Any
 
 import can
 
+from ecu_sim import __version__
 from ecu_sim.attack.plan import BENIGN
 from ecu_sim.bus.listener import Direction
 from ecu_sim.errors import CannotCreateError
@@ -31,14 +32,17 @@ class LabelledCapture:
     """A port listener that writes what the port received as benign, plus the attacker's own
     frames, handed in with their labels."""
 
-    def __init__(self, path: str, header: dict[str, Any], channel: str = "can0") -> None:
+    def __init__(self, path: str, extras: dict[str, Any], channel: str = "can0") -> None:
+        """``extras``: what the caller's mode adds to the header; the keys every capture has
+        (format, version, ecu_sim's version) are written here, so no caller can leave one out."""
         try:
             self._log = can.CanutilsLogWriter(path, channel=channel)
             # closed by close(), with the log: the capture is a context manager of its own
             self._labels: IO[str] = open(path + SUFFIX, "w", encoding="ascii", buffering=1 << 16)  # noqa: SIM115
         except OSError as exc:
             raise CannotCreateError(f"cannot create {path}: {exc.strerror or exc}") from None
-        self._labels.write(json.dumps({"format": FORMAT, "version": VERSION, **header}) + "\n")
+        header = {"format": FORMAT, "version": VERSION, "ecu_sim_version": __version__, **extras}
+        self._labels.write(json.dumps(header) + "\n")
         #: the time given to frames in virtual time; None: keep the bus's own timestamps
         self.now: float | None = None
         self.frames = 0

@@ -64,18 +64,16 @@ def _header(path: str) -> tuple[dict[str, Any], list[int]]:
 def _rows(writer: Any, path: str, labels: list[int], header: dict[str, Any], name: str) -> dict[str, int]:
     kinds = {a["label"]: a["kind"] for a in header.get("attacks", [])}
     counts: Counter[str] = Counter()
-    index = 0
-    for index, msg in enumerate(can.CanutilsLogReader(path)):
-        if index >= len(labels):
-            break
-        label = labels[index]
-        kind = "benign" if label == BENIGN else kinds.get(label, "unknown")
-        counts[kind] += 1
-        data = [f"{b:02x}" for b in msg.data] + [""] * (8 - len(msg.data))
-        ident = f"{msg.arbitration_id:08x}" if msg.is_extended_id else f"{msg.arbitration_id:04x}"
-        writer.writerow((f"{msg.timestamp:.6f}", ident, msg.dlc, *data, "R" if label == BENIGN else "T",
-                         kind, label, name))
-    if sum(counts.values()) != len(labels):
-        raise ConfigError(f"{path} has {sum(counts.values())} frames but {path + SUFFIX} {len(labels)} "
-                          "labels: the capture is cut short or not the labels' own")
+    try:
+        for msg, label in zip(can.CanutilsLogReader(path), labels, strict=True):
+            kind = "benign" if label == BENIGN else kinds.get(label, "unknown")
+            counts[kind] += 1
+            data = [f"{b:02x}" for b in msg.data] + [""] * (8 - len(msg.data))
+            ident = f"{msg.arbitration_id:08x}" if msg.is_extended_id else f"{msg.arbitration_id:04x}"
+            writer.writerow((f"{msg.timestamp:.6f}", ident, msg.dlc, *data, "R" if label == BENIGN else "T",
+                             kind, label, name))
+    except ValueError:
+        # zip's strict check: a log longer or shorter than its labels is not theirs, whichever ran out
+        raise ConfigError(f"{path} has not as many frames as {path + SUFFIX} has labels ({len(labels)}): "
+                          "the capture is cut short, runs on, or is not the labels' own") from None
     return dict(sorted(counts.items()))

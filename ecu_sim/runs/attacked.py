@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import can
 
-import ecu_sim
 from ecu_sim.attack.capture import LabelledCapture
 from ecu_sim.attack.node import AttackerNode
 from ecu_sim.attack.plan import AttackPlan
@@ -62,7 +61,6 @@ def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC], setup: Attack
 
 
 def _header(setup: AttackSetup, settings: Settings, plan: AttackPlan) -> dict[str, object]:
-    return {"mode": "simulate", "scenario": setup.scenario, "seed": setup.seed,
-            "ecu_sim_version": ecu_sim.__version__, "period_s": plan.period_s,
+    return {"mode": "simulate", "scenario": setup.scenario, "seed": setup.seed, "period_s": plan.period_s,
             "network": settings.j1939.network, "vehicle": dataclasses.asdict(settings.vehicle),
             "attacks": plan.manifest()}

@@ -3,12 +3,14 @@ and obeyed by the ECU's own process."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import time
 from pathlib import Path
 
 import can
 
+import ecu_sim
 from ecu_sim.attack.capture import read_labels
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.codec.profile import Profile
@@ -51,10 +53,13 @@ def test_the_attack_process_sends_tsc1_a_receiver_accepts_with_its_counter_runni
     assert integrity is not None
     assert 0 < len(tsc1) <= 100
     assert {integrity.verify(msg.arbitration_id, bytes(msg.data)) for msg in tsc1} == {Verdict.OK}
+    # UDP may drop a datagram, so what was heard is held to rules a loss keeps: each heard counter
+    # runs on from the one heard before it, and the capture labels at least every frame heard
     counters = [integrity.counter.read(bytes(msg.data)) for msg in tsc1]
-    assert counters == [n % 8 for n in range(len(tsc1))]
-    _, labels = read_labels(str(capture))
-    assert labels.count(1) == len(tsc1)
+    assert all((b - a) % 8 >= 1 for a, b in itertools.pairwise(counters))
+    header, labels = read_labels(str(capture))
+    assert labels.count(1) >= len(tsc1) > 0
+    assert header["ecu_sim_version"] == ecu_sim.__version__  # the header docs/attacks.md promises
 
 
 def test_the_ecu_process_hands_its_engine_to_the_attackers_tsc1(udp: Udp, udp_bus: can.BusABC) -> None:

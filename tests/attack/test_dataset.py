@@ -58,3 +58,12 @@ def test_a_file_that_is_no_labelled_capture_exits_2_naming_it(cli_main: Cli, tmp
     plain.write_text("(0.000000) can0 18FEF100#0000000000000000 R\n", encoding="ascii")
     result = cli_main("dataset", str(plain), "--out", str(tmp_path / "out"))
     assert result.status == 2 and "plain.log is not a labelled capture" in result.err
+
+
+def test_a_log_with_more_frames_than_labels_exits_2(cli_main: Cli, tmp_path: Path) -> None:
+    one, _ = simulate(cli_main, tmp_path, "claim@1", duration="3", name="one")
+    with open(one, "a", encoding="ascii") as log:
+        log.write("(99.000000) vcan0 18FEF100#0000000000000000 R\n")
+    result = cli_main("dataset", str(one), "--out", str(tmp_path / "out"))
+    assert result.status == 2
+    assert "not as many frames" in result.err and "runs on" in result.err
