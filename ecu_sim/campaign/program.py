@@ -20,15 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import IO
 
 import can
 
 from ecu_sim.bus.listener import Direction
-from ecu_sim.campaign.figures import Probe, figures
+from ecu_sim.campaign.figures import Probe, StopAt, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.campaign.spec import Program
 from ecu_sim.errors import ConfigError
@@ -126,7 +125,7 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
             if trace is not None:
                 found.append(CsvTrace(trace, run.ecu))
             if case.distance_m is not None:
-                found.append(_StopAt(run, case.distance_m))
+                found.append(StopAt(run, case.distance_m))
             return found
 
         private = stack.enter_context(PrivateRun(settings, watch, address, iface))
@@ -153,18 +152,6 @@ def _first_frame(private: PrivateRun, child: Child, wait_s: float) -> str | None
         if child.exited() is not None or private.port.recv(min(left, 0.05)) is not None:
             return None
     return f"the controller sent no frame in {wait_s:g} s"
-
-
-class _StopAt:
-    """Ends the run where its truck has driven the campaign's ``distance_m``."""
-
-    def __init__(self, run: PrivateRun, distance_m: float) -> None:
-        self._run = run
-        self._distance_m = distance_m
-
-    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        if self._run.ecu.state.distance_m >= self._distance_m:
-            self._run.loop.stop()
 
 
 class Child:
@@ -237,7 +224,6 @@ class Watchdog:
         self._run = run
         period = run.settings.run.resolved_period_s
         self._period = period
-        self._silent_ticks = max(1, ticks_in(program.silent_s, period))
         self._second = max(1, ticks_in(1.0, period))
         self._flood = program.flood_fps * self._second * period
         self.frames = 0
@@ -254,8 +240,6 @@ class Watchdog:
             said = self._child.last_words()
             self._fail(f"the controller exited with status {code} after {(tick + 1) * self._period:.1f} s"
                        + (f": {said}" if said else ""))
-        elif tick + 1 == self._silent_ticks and self.frames == 0:
-            self._fail(f"the controller sent no frame in {self._silent_ticks * self._period:g} s")
         elif (tick + 1) % self._second == 0:
             sent, self._window = self.frames - self._window, self.frames
             if sent > self._flood:
@@ -265,21 +249,3 @@ class Watchdog:
         if self.failure is None:
             self.failure = reason
         self._run.loop.stop()
-
-
-@contextmanager
-def trace_file(traces: str | None, case_id: str) -> Iterator[IO[str] | None]:
-    """``traces/ID.csv`` written under a temporary name and renamed when complete, so a trace is
-    never half a run; None without a traces folder."""
-    if traces is None:
-        yield None
-        return
-    final = Path(traces) / f"{case_id}.csv"
-    handle, temporary = tempfile.mkstemp(dir=traces, prefix=f".{case_id}.", suffix=".csv")
-    try:
-        with open(handle, "w", encoding="ascii", buffering=1 << 16) as out:
-            yield out
-        os.replace(temporary, final)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
