@@ -20,7 +20,7 @@ from ecu_sim.campaign.effect import EFFECT_FIGURES, EffectProbe, effect
 from ecu_sim.campaign.figures import FIGURES, Probe, StopAt, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.runs import simulation
-from ecu_sim.runs.attacked import AttackSetup, first_start_s
+from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.settings.model import Settings
 
@@ -91,11 +91,12 @@ def attacked_case(case: Case, settings: Settings, driver: simulation.DriverSetup
     simulation.run(settings, driver, link="direct", watch=watch)
     capture = None if traces is None else str(Path(traces) / f"{case.id}.log")
     setup = AttackSetup(specs, seed, capture, scenario=case.id)
-    simulation.run(settings, driver, link="direct", watch=watch, attack=setup)
+    attacked = simulation.run(settings, driver, link="direct", watch=watch, attack=setup)
+    assert attacked.attacker is not None  # an AttackSetup always builds one
+    start = min(window.start for window in attacked.attacker.plan.windows)
     set_speed = settings.run.set_speed_kph if driver.kind == "ccm" else None
-    first_s = first_start_s(specs)
     return {**figures(probes[1], set_speed, case.settle_band_kph),
-            **effect(effects[1], effects[0], first_s)}
+            **effect(effects[1], effects[0], (probes[1].speed_mps, probes[0].speed_mps), start)}
 
 
 @contextmanager
