@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import IO
@@ -83,15 +84,18 @@ def command_line(program: Program, settings: Settings, channel: str, port: int, 
         raise ConfigError(f"{program.origin}: {exc} (write a literal brace as {{{{ or }}}})") from None
 
 
-def check(program: Program, settings: Settings, folder: str) -> None:
-    """Refuse before any case runs a command whose placeholders or program cannot work, or
-    SocketCAN asked of a host without it."""
-    argv = command_line(program, settings, "vcan0" if program.socketcan else "239.74.0.1", 1, "0")
-    if not argv:
+def check(program: Program, settings: Iterable[Settings], folder: str) -> None:
+    """Refuse before any case runs a command whose placeholders or program cannot work with some
+    case's ``settings``, or SocketCAN asked of a host without it. The host is asked once, and each
+    program named once, however many cases name it."""
+    argvs = [command_line(program, s, "vcan0" if program.socketcan else "239.74.0.1", 1, "0")
+             for s in settings]
+    if any(not argv for argv in argvs):
         raise ConfigError(f"{program.origin}: the command is empty")
-    if _executable(argv[0], folder) is None:
-        raise ConfigError(f"{program.origin}: command not found: {argv[0]} (a program on PATH, or a "
-                          "path relative to the campaign file)")
+    for name in dict.fromkeys(argv[0] for argv in argvs):
+        if _executable(name, folder) is None:
+            raise ConfigError(f"{program.origin}: command not found: {name} (a program on PATH, or a "
+                              "path relative to the campaign file)")
     if program.socketcan and (problem := socketcan_problem()) is not None:
         raise ConfigError(f"SocketCAN was asked for (socketcan = true or --socketcan) and {problem}: run "
                           "where vcan exists (scripts/vm-test's VM), or drop it for udp_multicast")
