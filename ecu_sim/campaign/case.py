@@ -8,14 +8,19 @@ a failed row carrying the error, so one bad case never stops a campaign; only an
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from ecu_sim.campaign import lockstep, program
 from ecu_sim.campaign.effect import EFFECT_FIGURES, EffectProbe, effect
-from ecu_sim.campaign.figures import FIGURES, Probe, figures
+from ecu_sim.campaign.figures import FIGURES, Probe, StopAt, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.runs import simulation
-from ecu_sim.runs.attacked import AttackSetup, first_start_s
+from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.settings.model import Settings
 
@@ -41,7 +46,7 @@ def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
             row.update(_simulate(case, traces))
         else:
             run = lockstep.run if case.program.cosim else program.run
-            with program.trace_file(traces, case.id) as trace:
+            with trace_file(traces, case.id) as trace:
                 row.update(run(case, case.program, trace))
     except program.ProgramFailed as exc:
         row.update(exc.columns, status=FAILED, error=str(exc).replace("\n", " "))
@@ -64,7 +69,7 @@ def _simulate(case: Case, traces: str | None) -> dict[str, str]:
         probes.append(Probe(sim))
         return [probes[0]] if case.distance_m is None else [probes[0], StopAt(sim, case.distance_m)]
 
-    with program.trace_file(traces, case.id) as out:
+    with trace_file(traces, case.id) as out:
         simulation.run(settings, driver, out, link="direct", watch=watch)
     set_speed = settings.run.set_speed_kph if mode == "ccm" else None
     return figures(probes[0], set_speed, case.settle_band_kph)
@@ -86,21 +91,27 @@ def attacked_case(case: Case, settings: Settings, driver: simulation.DriverSetup
     simulation.run(settings, driver, link="direct", watch=watch)
     capture = None if traces is None else str(Path(traces) / f"{case.id}.log")
     setup = AttackSetup(specs, seed, capture, scenario=case.id)
-    simulation.run(settings, driver, link="direct", watch=watch, attack=setup)
+    attacked = simulation.run(settings, driver, link="direct", watch=watch, attack=setup)
+    assert attacked.attacker is not None  # an AttackSetup always builds one
+    start = min(window.start for window in attacked.attacker.plan.windows)
     set_speed = settings.run.set_speed_kph if driver.kind == "ccm" else None
-    first_s = first_start_s(specs)
     return {**figures(probes[1], set_speed, case.settle_band_kph),
-            **effect(effects[1], effects[0], first_s)}
+            **effect(effects[1], effects[0], (probes[1].speed_mps, probes[0].speed_mps), start)}
 
 
-class StopAt:
-    """Ends a simulation after the tick at which its truck has driven ``distance_m`` (the campaign's
-    ``distance_m``), so every case of a route covers the same road whatever its speed."""
-
-    def __init__(self, sim: simulation.Simulation, distance_m: float) -> None:
-        self._sim = sim
-        self._distance_m = distance_m
-
-    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        if self._sim.ecu.state.distance_m >= self._distance_m:
-            self._sim.loop.stop()
+@contextmanager
+def trace_file(traces: str | None, case_id: str) -> Iterator[IO[str] | None]:
+    """``traces/ID.csv`` written under a temporary name and renamed when complete, so a trace is
+    never half a run; None without a traces folder."""
+    if traces is None:
+        yield None
+        return
+    final = Path(traces) / f"{case_id}.csv"
+    handle, temporary = tempfile.mkstemp(dir=traces, prefix=f".{case_id}.", suffix=".csv")
+    try:
+        with open(handle, "w", encoding="ascii", buffering=1 << 16) as out:
+            yield out
+        os.replace(temporary, final)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)

@@ -9,20 +9,20 @@ of the attacked run while it was on at the same tick of the twin.
 
 from __future__ import annotations
 
-import math
 from array import array
+from collections.abc import Sequence
 
 import can
 
 from ecu_sim.bus.listener import Direction
 from ecu_sim.j1939 import dm
+from ecu_sim.j1939.dm import DM1_PGN
 from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.runs.simulation import Simulation
 from ecu_sim.vehicle.params import KPH_PER_MPS
 
 #: a deviation this large, in km/h, is the attack's effect: above any rounding in the trace
 EFFECT_KPH = 1.0
-DM1_PGN = 0xFECA
 #: the row's effect columns, with what is better (for a defence: a smaller effect)
 EFFECT_FIGURES: dict[str, str] = {
     "attack_speed_dev_max_kph": "lower",
@@ -34,10 +34,10 @@ EFFECT_FIGURES: dict[str, str] = {
 
 
 class EffectProbe:
-    """The series of one run an effect is computed from: speed, cruise on or off, DTCs raised."""
+    """The series of one run an effect is computed from beside its speed (the run's Probe records
+    that already): cruise on or off, DTCs raised."""
 
     def __init__(self, simulation: Simulation) -> None:
-        self.speed_kph = array("d")
         self.cruise_on = array("b")
         self.dtcs: set[tuple[int, int]] = set()
         self._sim = simulation
@@ -45,7 +45,6 @@ class EffectProbe:
         simulation.ecu.port.add_listener(self)
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        self.speed_kph.append(self._sim.ecu.state[0] * KPH_PER_MPS)
         ccm = self._sim.ccm
         self.cruise_on.append(1 if ccm is not None and ccm.cruise_active else 0)
 
@@ -54,11 +53,13 @@ class EffectProbe:
             self.dtcs.update((d.spn, d.fmi) for d, _ in dm.unpack_dtcs(bytes(msg.data)))
 
 
-def effect(attacked: EffectProbe, twin: EffectProbe, first_attack_s: float) -> dict[str, str]:
-    """The effect figures of ``attacked`` beside ``twin``, as the row's text."""
+def effect(attacked: EffectProbe, twin: EffectProbe, speeds_mps: tuple[Sequence[float], Sequence[float]],
+           start: int) -> dict[str, str]:
+    """The effect figures of ``attacked`` beside ``twin``, as the row's text. ``speeds_mps``: the
+    two runs' speeds (their Probes', attacked first); ``start``: the tick the first attack began
+    (the attacker's plan's, so the effect is timed on the ticks the attack was sent on)."""
     period_s = attacked.period_s
-    deviations = [abs(a - b) for a, b in zip(attacked.speed_kph, twin.speed_kph, strict=False)]
-    start = math.floor(first_attack_s / period_s + 1e-9)
+    deviations = [abs(a * KPH_PER_MPS - b * KPH_PER_MPS) for a, b in zip(*speeds_mps, strict=False)]
     hit = next((k for k in range(start, len(deviations)) if deviations[k] > EFFECT_KPH), None)
     disengaged = any(t and not a for a, t in zip(attacked.cruise_on, twin.cruise_on, strict=False))
     return {

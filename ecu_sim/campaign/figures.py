@@ -121,6 +121,20 @@ class Probe:
         return digest.hexdigest()
 
 
+class StopAt:
+    """Ends a run after the tick at which its truck has driven ``distance_m`` (the campaign's
+    ``distance_m``), so every case of a route covers the same road whatever its speed. Only the
+    runs with a loop of their own take it: a co-simulation peer decides its own length."""
+
+    def __init__(self, run: Simulation | PrivateRun, distance_m: float) -> None:
+        self._run = run
+        self._distance_m = distance_m
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        if self._run.ecu.state.distance_m >= self._distance_m:
+            self._run.loop.stop()
+
+
 def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[str, str]:
     """The row of key figures of a finished run, as text; empty where a figure does not apply."""
     sim = probe.simulation

@@ -21,11 +21,9 @@ from ecu_sim.campaign.program import Child, ProgramFailed, command_line
 from ecu_sim.campaign.spec import Program
 from ecu_sim.cosim.server import CosimServer
 from ecu_sim.cosim.stepper import Stepper
-from ecu_sim.faults import injector
-from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.trace import CsvTrace
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
-from ecu_sim.runs.simulation import run_ticks
+from ecu_sim.runs.simulation import fault_schedule, run_ticks
 from ecu_sim.runtime.loop import TickObserver
 
 #: the loopback address the case's ECU listens on
@@ -37,10 +35,7 @@ _LOOK_S = 0.05
 def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
     """The case stepped by the program; its figures and how the program was stopped."""
     settings, profile = prepare(case.settings())
-    f = settings.faults
-    schedule = FaultSchedule.load(f.inject, f.scenario, f.seed) if f.inject or f.scenario else None
-    if schedule is not None:
-        injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
+    schedule = fault_schedule(settings, profile)
     ticks = run_ticks(settings)
     probes: list[Probe] = []
 

@@ -44,6 +44,12 @@ REPEAT_MARK = "-"
 TSC1_MODE = "tsc1"
 
 
+def base_id(case_id: str) -> str:
+    """A case's id without its run number, from the id alone (a results row has no Case): the
+    same for every repetition of the case."""
+    return case_id.partition(REPEAT_MARK)[0]
+
+
 @dataclass(frozen=True)
 class Case:
     """One scenario: its id, its settings as ``(section.key, text, origin)``, its position."""
@@ -63,7 +69,7 @@ class Case:
     @property
     def base_id(self) -> str:
         """The id without its run number: the same for every repetition of the case."""
-        return self.id.partition(REPEAT_MARK)[0]
+        return base_id(self.id)
 
     def given(self) -> list[Given]:
         """The case's settings for ``ecu_sim.settings.load.build``, after the campaign's INI file."""

@@ -20,15 +20,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Iterable
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import IO
 
 import can
 
 from ecu_sim.bus.listener import Direction
-from ecu_sim.campaign.figures import Probe, figures
+from ecu_sim.campaign.figures import Probe, StopAt, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.campaign.spec import Program
 from ecu_sim.errors import ConfigError
@@ -84,15 +84,18 @@ def command_line(program: Program, settings: Settings, channel: str, port: int, 
         raise ConfigError(f"{program.origin}: {exc} (write a literal brace as {{{{ or }}}})") from None
 
 
-def check(program: Program, settings: Settings, folder: str) -> None:
-    """Refuse before any case runs a command whose placeholders or program cannot work, or
-    SocketCAN asked of a host without it."""
-    argv = command_line(program, settings, "vcan0" if program.socketcan else "239.74.0.1", 1, "0")
-    if not argv:
+def check(program: Program, settings: Iterable[Settings], folder: str) -> None:
+    """Refuse before any case runs a command whose placeholders or program cannot work with some
+    case's ``settings``, or SocketCAN asked of a host without it. The host is asked once, and each
+    program named once, however many cases name it."""
+    argvs = [command_line(program, s, "vcan0" if program.socketcan else "239.74.0.1", 1, "0")
+             for s in settings]
+    if any(not argv for argv in argvs):
         raise ConfigError(f"{program.origin}: the command is empty")
-    if _executable(argv[0], folder) is None:
-        raise ConfigError(f"{program.origin}: command not found: {argv[0]} (a program on PATH, or a "
-                          "path relative to the campaign file)")
+    for name in dict.fromkeys(argv[0] for argv in argvs):
+        if _executable(name, folder) is None:
+            raise ConfigError(f"{program.origin}: command not found: {name} (a program on PATH, or a "
+                              "path relative to the campaign file)")
     if program.socketcan and (problem := socketcan_problem()) is not None:
         raise ConfigError(f"SocketCAN was asked for (socketcan = true or --socketcan) and {problem}: run "
                           "where vcan exists (scripts/vm-test's VM), or drop it for udp_multicast")
@@ -126,7 +129,7 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
             if trace is not None:
                 found.append(CsvTrace(trace, run.ecu))
             if case.distance_m is not None:
-                found.append(_StopAt(run, case.distance_m))
+                found.append(StopAt(run, case.distance_m))
             return found
 
         private = stack.enter_context(PrivateRun(settings, watch, address, iface))
@@ -153,18 +156,6 @@ def _first_frame(private: PrivateRun, child: Child, wait_s: float) -> str | None
         if child.exited() is not None or private.port.recv(min(left, 0.05)) is not None:
             return None
     return f"the controller sent no frame in {wait_s:g} s"
-
-
-class _StopAt:
-    """Ends the run where its truck has driven the campaign's ``distance_m``."""
-
-    def __init__(self, run: PrivateRun, distance_m: float) -> None:
-        self._run = run
-        self._distance_m = distance_m
-
-    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        if self._run.ecu.state.distance_m >= self._distance_m:
-            self._run.loop.stop()
 
 
 class Child:
@@ -237,7 +228,6 @@ class Watchdog:
         self._run = run
         period = run.settings.run.resolved_period_s
         self._period = period
-        self._silent_ticks = max(1, ticks_in(program.silent_s, period))
         self._second = max(1, ticks_in(1.0, period))
         self._flood = program.flood_fps * self._second * period
         self.frames = 0
@@ -254,8 +244,6 @@ class Watchdog:
             said = self._child.last_words()
             self._fail(f"the controller exited with status {code} after {(tick + 1) * self._period:.1f} s"
                        + (f": {said}" if said else ""))
-        elif tick + 1 == self._silent_ticks and self.frames == 0:
-            self._fail(f"the controller sent no frame in {self._silent_ticks * self._period:g} s")
         elif (tick + 1) % self._second == 0:
             sent, self._window = self.frames - self._window, self.frames
             if sent > self._flood:
@@ -265,21 +253,3 @@ class Watchdog:
         if self.failure is None:
             self.failure = reason
         self._run.loop.stop()
-
-
-@contextmanager
-def trace_file(traces: str | None, case_id: str) -> Iterator[IO[str] | None]:
-    """``traces/ID.csv`` written under a temporary name and renamed when complete, so a trace is
-    never half a run; None without a traces folder."""
-    if traces is None:
-        yield None
-        return
-    final = Path(traces) / f"{case_id}.csv"
-    handle, temporary = tempfile.mkstemp(dir=traces, prefix=f".{case_id}.", suffix=".csv")
-    try:
-        with open(handle, "w", encoding="ascii", buffering=1 << 16) as out:
-            yield out
-        os.replace(temporary, final)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)

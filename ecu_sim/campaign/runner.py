@@ -77,9 +77,10 @@ def load(path: str, command: str | None = None, socketcan: bool = False) -> list
         campaign = dataclasses.replace(campaign, program=dataclasses.replace(
             chosen, socketcan=chosen.socketcan or socketcan))
     cases = matrix.expand(campaign)
-    for case in cases:
-        if case.program is not None:
-            program.check(case.program, case.settings(), case.folder)
+    if campaign.program is not None and cases:
+        # a repetition has its case's settings: each distinct case is checked once
+        distinct = {case.base_id: case for case in cases}.values()
+        program.check(campaign.program, [case.settings() for case in distinct], cases[0].folder)
     return cases
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ecu_sim.campaign.case import OK
 from ecu_sim.campaign.compare import save_png
-from ecu_sim.campaign.matrix import REPEAT_MARK
+from ecu_sim.campaign.matrix import base_id
 from ecu_sim.campaign.results import read_table
 from ecu_sim.errors import ConfigError, needs_extra
 
@@ -109,10 +109,10 @@ def difference(a: Trace, b: Trace, by_distance: bool, tolerance: Tolerance) -> D
     if not pairs:
         return Difference(math.inf, math.inf, math.inf, math.inf, 0.0)
     names = [name for name in COMMANDS if name in a.commands and name in b.commands]
-    speed = [b_speed - a.speed_kph[i] for i, b_speed, _ in pairs]
+    speed = [b.speed_kph[j] - a.speed_kph[i] for i, j in pairs]
     command = [max((_nearest(a.commands[n][i], b.commands[n], j) for n in names), default=0.0)
-               for (i, _, _), j in zip(pairs, _positions(a, b, by_distance), strict=False)]
-    first = next((a.t_s[i] for (i, _, _), dv, dc in zip(pairs, speed, command, strict=True)
+               for i, j in pairs]
+    first = next((a.t_s[i] for (i, _), dv, dc in zip(pairs, speed, command, strict=True)
                   if abs(dv) > tolerance.speed_kph or dc > tolerance.command_pct), None)
     return Difference(max(map(abs, speed)), _rms(speed), max(command), _rms(command), first)
 
@@ -124,29 +124,18 @@ def _nearest(value: float, series: list[float], at: int) -> float:
     return min(abs(series[k] - value) for k in range(max(0, at - 1), min(len(series), at + 2)))
 
 
-def _positions(a: Trace, b: Trace, by_distance: bool) -> Iterator[int]:
-    """Where each aligned tick of ``a`` is in ``b``."""
-    if not by_distance:
-        yield from range(min(len(a.t_s), len(b.t_s)))
-        return
-    for where in a.distance_m:
-        j = bisect.bisect_left(b.distance_m, where)
-        if j >= len(b.distance_m):
-            return
-        yield j
-
-
-def _aligned(a: Trace, b: Trace, by_distance: bool) -> Iterator[tuple[int, float, dict[str, float]]]:
-    """(index in ``a``, ``b``'s speed there, ``b``'s commands there)."""
+def _aligned(a: Trace, b: Trace, by_distance: bool) -> Iterator[tuple[int, int]]:
+    """(index in ``a``, index in ``b``) of each tick both cover: the same tick, or on a route the
+    first tick of ``b`` at or past the place ``a`` was."""
     if not by_distance:
         for i in range(min(len(a.t_s), len(b.t_s))):
-            yield i, b.speed_kph[i], {n: v[i] for n, v in b.commands.items()}
+            yield i, i
         return
     for i, where in enumerate(a.distance_m):
         j = bisect.bisect_left(b.distance_m, where)
         if j >= len(b.distance_m):
             return
-        yield i, b.speed_kph[j], {n: v[j] for n, v in b.commands.items()}
+        yield i, j
 
 
 def _rms(values: Sequence[float]) -> float:
@@ -163,7 +152,7 @@ def compare(a_path: str, b_path: str, tolerance: Tolerance) -> list[Verdict]:
 def _runs(rows: list[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
     found: dict[str, list[dict[str, str]]] = {}
     for row in rows:
-        found.setdefault(row["id"].partition(REPEAT_MARK)[0], []).append(row)
+        found.setdefault(base_id(row["id"]), []).append(row)
     return found
 
 
@@ -179,7 +168,8 @@ def _verdict(case: str, rows_a: list[dict[str, str]], rows_b: list[dict[str, str
         return Verdict(case, settings, INCONCLUSIVE, "a run failed")
     a = [read_trace(folders[0] / f"{row['id']}.csv") for row in rows_a]
     b = [read_trace(folders[1] / f"{row['id']}.csv") for row in rows_b]
-    by_distance = bool(rows_a[0].get("run.grade_file")) or bool(rows_a[0].get("run.route"))
+    # a route (grade_file: grades by distance or an elevation route) is aligned by the road
+    by_distance = bool(rows_a[0].get("run.grade_file"))
     between = [difference(x, y, by_distance, tolerance) for x, y in itertools.product(a, b)]
     within = [difference(x, y, by_distance, tolerance)
               for runs in (a, b) for x, y in itertools.combinations(runs, 2)]
@@ -193,7 +183,7 @@ def _verdict(case: str, rows_a: list[dict[str, str]], rows_b: list[dict[str, str
     else:
         verdict = INCONCLUSIVE
     return Verdict(case, settings, verdict, first=between[0], spread_speed=spread_v,
-                   spread_command=spread_c, pairs=list(itertools.product(a, b))[:1])
+                   spread_command=spread_c, pairs=[(a[0], b[0])])
 
 
 def _settings(row: dict[str, str]) -> str:

@@ -56,10 +56,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--traces", action="store_true",
                          help="two versions of a controller: each case's traces (--keep-traces) "
                               "aligned, a verdict per case: same, differs or inconclusive")
-    compare.add_argument("--speed-tolerance", type=float, default=0.5, metavar="KM/H",
-                         help="with --traces: a speed difference allowed beyond the spread (default 0.5)")
-    compare.add_argument("--command-tolerance", type=float, default=2.0, metavar="PCT",
-                         help="with --traces: a command difference allowed beyond the spread (default 2)")
+    # no defaults here: traces.Tolerance holds them, and importing it would load the campaign
+    # package for every command's parser
+    compare.add_argument("--speed-tolerance", type=float, metavar="KM/H",
+                         help="with --traces: a speed difference allowed beyond the spread "
+                              "(default: docs/testing-a-controller.md)")
+    compare.add_argument("--command-tolerance", type=float, metavar="PCT",
+                         help="with --traces: a command difference allowed beyond the spread "
+                              "(default: docs/testing-a-controller.md)")
     compare.add_argument("--by", metavar="SECTION.KEY",
                          help="one table's cases side by side by this setting, e.g. controller.mode: "
                               "fuel, travel time and speed deviation of each value, grouped by the "
@@ -135,10 +139,13 @@ def _traces(args: argparse.Namespace) -> int:
     if len(args.files) != 3:
         raise ConfigError("compare --traces takes two results tables: ecu-sim campaign compare "
                           "A/results.csv B/results.csv --traces")
-    if args.speed_tolerance < 0 or args.command_tolerance < 0:
+    default = traces.Tolerance()
+    tolerance = traces.Tolerance(
+        default.speed_kph if args.speed_tolerance is None else args.speed_tolerance,
+        default.command_pct if args.command_tolerance is None else args.command_tolerance)
+    if tolerance.speed_kph < 0 or tolerance.command_pct < 0:
         raise ConfigError("--speed-tolerance and --command-tolerance must be >= 0")
-    verdicts = traces.compare(args.files[1], args.files[2],
-                              traces.Tolerance(args.speed_tolerance, args.command_tolerance))
+    verdicts = traces.compare(args.files[1], args.files[2], tolerance)
     for verdict in verdicts:
         print(verdict.line())
     print(traces.summary(verdicts))

@@ -40,11 +40,6 @@ def check(attacks: Sequence[str], where: str) -> None:
         parse_attack(text, where)
 
 
-def first_start_s(attacks: Sequence[str]) -> float:
-    """When the first of ``attacks`` begins, in seconds from the start of the run."""
-    return min(parse_attack(text).start_s for text in attacks)
-
-
 def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC], setup: AttackSetup, settings: Settings,
              profile: Profile, duration_s: float) -> AttackerNode:
     """The attacker node on a bus of ``open_bus`` (closed with ``stack``); ConfigError for a bad

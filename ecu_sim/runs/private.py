@@ -22,15 +22,13 @@ import can
 
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 from ecu_sim.bus.port import Port
-from ecu_sim.faults import injector
 from ecu_sim.faults.injector import FaultInjector
-from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
 from ecu_sim.runs import tuned
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
-from ecu_sim.runs.simulation import run_ticks
+from ecu_sim.runs.simulation import fault_schedule, run_ticks
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
 from ecu_sim.settings.model import Settings
 
@@ -61,8 +59,7 @@ class PrivateRun:
         SocketCAN interface instead, which the caller made for this run alone."""
         settings, profile = prepare(settings)
         self.group, self.port_number = private_address() if address is None else address
-        schedule = FaultSchedule.load(settings.faults.inject, settings.faults.scenario, settings.faults.seed)
-        injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
+        schedule = fault_schedule(settings, profile)
         self._stack = ExitStack()
         with self._stack:
             bus: can.BusABC = (HostLocalUdpMulticastBus(channel=self.group, port=self.port_number)

@@ -64,9 +64,9 @@ def run_ticks(settings: Settings) -> int:
     Every kind of run (simulated, lockstep, a private real-time bus) takes its length from here,
     so the same settings give the same number of ticks whichever runs them.
     """
-    run = settings.run
-    duration = DEFAULT_DURATION_S if run.duration_s is None else run.duration_s
-    return max(1, ticks_in(duration, run.resolved_period_s))
+    return max(1, ticks_in(_duration_s(settings), settings.run.resolved_period_s))
+
+
 _channels = itertools.count()
 
 #: "virtual": python-can's virtual interface (copies every frame); "direct": the in-process link
@@ -95,7 +95,7 @@ class Simulation:
         ``attack``: an attacker as the loop's last node (ecu_sim.runs.attacked)."""
         if profile is None:
             settings, profile = prepare(settings)
-        schedule = _fault_schedule(settings, profile)
+        schedule = fault_schedule(settings, profile)
         clock = VirtualClock()
         channel = f"ecu-sim-{os.getpid()}-{next(_channels)}"
         direct = InProcessLink(clock, channel) if link == "direct" else None
@@ -213,8 +213,11 @@ def slower(node: Node, own: Settings, settings: Settings) -> Node:
         raise ConfigError(f"{exc}: give --period a whole fraction of {period:g} s") from None
 
 
-def _fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | None:
-    """The faults of the ECU's output, checked before anything is built; None without any."""
+def fault_schedule(settings: Settings, profile: Profile) -> FaultSchedule | None:
+    """The faults of the ECU's output, checked before anything is built; None without any.
+
+    Every run that builds an ECU (simulated, lockstep, a private real-time bus) loads them here,
+    so the same settings are refused, or accepted, alike whichever runs them."""
     f = settings.faults
     if not f.inject and f.scenario is None:
         return None

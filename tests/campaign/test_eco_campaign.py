@@ -54,6 +54,9 @@ def test_a_campaign_varies_the_controller_and_ends_each_case_at_its_distance(
     pi, predictive = rows[0], rows[1]
     assert pi["frame_hash"] != predictive["frame_hash"]
     assert float(predictive["fuel_l_per_100km"]) < float(pi["fuel_l_per_100km"])
+    # the time in neutral and the eco-rolls of each case, from the same run
+    assert (float(pi["neutral_s"]), pi["eco_roll_events"]) == (0.0, "0")
+    assert float(predictive["neutral_s"]) > 0.0 and int(predictive["eco_roll_events"]) >= 1
 
 
 def test_compare_by_the_controller_prints_fuel_time_and_deviation_side_by_side_and_a_png(
@@ -123,11 +126,3 @@ def test_the_eco_example_gives_each_case_time_to_reach_its_distance_at_the_lowes
     distance = eco_cases()[0].distance_m
     assert distance is not None and lowest.run.duration_s is not None
     assert lowest.run.duration_s > 1.2 * distance / (lowest.run.set_speed_kph / 3.6)
-
-
-def test_the_campaign_counts_the_time_in_neutral_and_the_eco_rolls_of_each_case(
-        tmp_path: Path, cli_main: Cli) -> None:
-    rows = run_small(tmp_path, cli_main)
-    pi, predictive = rows[0], rows[1]
-    assert (float(pi["neutral_s"]), pi["eco_roll_events"]) == (0.0, "0")
-    assert float(predictive["neutral_s"]) > 0.0 and int(predictive["eco_roll_events"]) >= 1
