@@ -60,10 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # package for every command's parser
     compare.add_argument("--speed-tolerance", type=float, metavar="KM/H",
                          help="with --traces: a speed difference allowed beyond the spread "
-                              "(default: docs/testing-a-controller.md)")
+                              "(default 0.5, as the campaign's Tolerance says)")
     compare.add_argument("--command-tolerance", type=float, metavar="PCT",
                          help="with --traces: a command difference allowed beyond the spread "
-                              "(default: docs/testing-a-controller.md)")
+                              "(default 2, as the campaign's Tolerance says)")
     compare.add_argument("--by", metavar="SECTION.KEY",
                          help="one table's cases side by side by this setting, e.g. controller.mode: "
                               "fuel, travel time and speed deviation of each value, grouped by the "
