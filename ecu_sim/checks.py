@@ -12,9 +12,12 @@ from typing import Any
 
 
 def non_finite_fields(params: Any) -> list[str]:
-    """One sentence per field of the dataclass ``params`` that is not a finite int or float."""
+    """One sentence per field of the dataclass ``params`` that is not a finite int or float; a
+    field declared ``bool`` is a switch, not a number, so it is not asked to be one."""
     found: list[str] = []
     for f in fields(params):
+        if f.type in (bool, "bool"):
+            continue
         value = getattr(params, f.name)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             found.append(f"{f.name} must be a number (got {value!r})")

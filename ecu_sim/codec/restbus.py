@@ -14,6 +14,8 @@ never opens a bus for a restbus it cannot send.
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 
 import cantools
@@ -58,7 +60,22 @@ class Restbus:
 
 
 def load_restbus(path: str) -> Restbus:
-    """The file's sending nodes; ConfigError names the file and what is wrong in one line."""
+    """The file's sending nodes; ConfigError names the file and what is wrong in one line.
+
+    The strict parse is slow and a run asks twice (``prepare`` checks the file before the bus
+    opens, the build then uses it), so one version of a file is parsed once: a file changed since
+    (its modification time or size) is parsed again.
+    """
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        raise ConfigError(f"--restbus {path}: no such file") from None
+    return _parsed(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(path: str, mtime_ns: int, size: int) -> Restbus:
+    """:func:`load_restbus` for one version of the file; the version is the cache's key alone."""
     try:
         database = cantools.database.load_file(path, database_format="dbc", strict=True)
     except FileNotFoundError:

@@ -75,7 +75,7 @@ class PredictiveParams:
 
     def problems(self) -> list[str]:
         """One sentence per value that cannot work; empty when usable."""
-        found = [problem for problem in non_finite_fields(self) if not problem.startswith("eco_roll must")]
+        found = non_finite_fields(self)
         if found:
             return found
         for name in ("under_kph", "over_kph"):
@@ -131,7 +131,7 @@ class Models(NamedTuple):
     neutral: CoastModel | None = None
 
 
-def step(params: PredictiveParams, model: CoastModel | Models, elevation: Elevation, state: PreviewState,
+def step(params: PredictiveParams, models: Models, elevation: Elevation, state: PreviewState,
          set_speed_kph: float, speed_kph: float, dt_s: float) -> PreviewState:
     """Advance the position by the speed heard this tick and decide again when due.
 
@@ -143,7 +143,6 @@ def step(params: PredictiveParams, model: CoastModel | Models, elevation: Elevat
     distance = state.distance_m + max(0.0, speed_kph) / _KPH_PER_MPS * dt_s
     if distance - state.planned_at_m < REPLAN_M:
         return state._replace(distance_m=distance)
-    models = model if isinstance(model, Models) else Models(model)
     return decide(params, models, elevation, state, distance, speed_kph, set_speed_kph)
 
 
@@ -235,16 +234,11 @@ class Preview:
 
     __slots__ = ("elevation", "models", "params", "state")
 
-    def __init__(self, params: PredictiveParams, model: CoastModel | Models, elevation: Elevation) -> None:
+    def __init__(self, params: PredictiveParams, models: Models, elevation: Elevation) -> None:
         self.params = params
-        self.models = model if isinstance(model, Models) else Models(model)
+        self.models = models
         self.elevation = elevation
         self.state = PreviewState()
-
-    @property
-    def model(self) -> CoastModel:
-        """The truck coasting in gear."""
-        return self.models.in_gear
 
     def update(self, speed_kph: float, set_speed_kph: float, dt_s: float) -> PreviewState:
         """This tick's speed heard; the decision: a coast (in neutral or in gear), or the hold and

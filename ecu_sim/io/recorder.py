@@ -40,8 +40,8 @@ from ecu_sim.errors import CannotCreateError, OutputError
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.journal import JournalWriter, file_checksum, journal_path
 from ecu_sim.io.wire_order import WireOrder
+from ecu_sim.powertrain.fms import load_totals
 from ecu_sim.runtime.ticks import ticks_in
-from ecu_sim.settings.fms import load_totals
 from ecu_sim.settings.model import Settings
 
 log = logging.getLogger(__name__)

@@ -37,9 +37,7 @@ def build_preview(settings: Settings, road: object, eco_roll: bool = False) -> P
 def coast_model(settings: Settings) -> CoastModel:
     """The truck of ``settings`` with the pedal released, as :class:`CoastModel` describes it."""
     if settings.vehicle.preset == "class6":
-        return class6_coast(dataclasses.replace(
-            Class6Params(), mass_kg=Class6Params().mass_kg + settings.vehicle.payload_kg),
-            settings.run.set_speed_kph)
+        return class6_coast(_class6_params(settings), settings.run.set_speed_kph)
     truck = settings.truck
     # the testbed truck: road load in km/h units, no engine drag (APP 0 % is no power at all)
     return CoastModel(mass_kg=truck.mass_kg * truck.inertia_factor,
@@ -58,17 +56,25 @@ def class6_coast(p: Class6Params, set_speed_kph: float) -> CoastModel:
     rpm = max(p.idle_rpm, wheel_rad_s * overall / _RAD_S_PER_RPM)
     drag_nm = -TorqueCurve(p.motoring).at(rpm)
     drag_n = max(0.0, drag_nm) * overall / (p.tire_radius_m * p.transmission_efficiency * p.axle_efficiency)
-    weight = p.mass_kg * p.gravity_mps2
     inertia_kg = p.engine_inertia_kg_m2 * (overall / p.tire_radius_m) ** 2
-    return CoastModel(mass_kg=p.mass_kg + p.rotating_mass_kg + inertia_kg, weight_n=weight,
-                      a_n=p.crr * weight + drag_n, b_n_per_mps=0.0,
-                      c_n_per_mps2=0.5 * p.air_density_kg_m3 * p.cda_m2)
+    return _class6_rolling(p, inertia_kg, drag_n)
 
 
 def neutral_coast(settings: Settings) -> CoastModel:
     """The class6 truck rolling in neutral: rolling resistance and air alone, the engine neither
     dragging nor carried along."""
-    p = dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + settings.vehicle.payload_kg)
+    return _class6_rolling(_class6_params(settings), 0.0, 0.0)
+
+
+def _class6_params(settings: Settings) -> Class6Params:
+    """The class6 truck with the payload of ``settings``: the truck the ECU simulates."""
+    return dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg + settings.vehicle.payload_kg)
+
+
+def _class6_rolling(p: Class6Params, engine_mass_kg: float, engine_drag_n: float) -> CoastModel:
+    """The road load both coasts share; in gear the engine adds its inertia (as a mass at the
+    wheels) and its motoring drag, in neutral neither."""
     weight = p.mass_kg * p.gravity_mps2
-    return CoastModel(mass_kg=p.mass_kg + p.rotating_mass_kg, weight_n=weight, a_n=p.crr * weight,
-                      b_n_per_mps=0.0, c_n_per_mps2=0.5 * p.air_density_kg_m3 * p.cda_m2)
+    return CoastModel(mass_kg=p.mass_kg + p.rotating_mass_kg + engine_mass_kg, weight_n=weight,
+                      a_n=p.crr * weight + engine_drag_n, b_n_per_mps=0.0,
+                      c_n_per_mps2=0.5 * p.air_density_kg_m3 * p.cda_m2)

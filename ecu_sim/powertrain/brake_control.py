@@ -33,11 +33,11 @@ from typing import Final, NamedTuple
 
 from ecu_sim.j1939.checksum import XBR_COUNTER_MODULUS, CounterWatch, Step
 from ecu_sim.j1939.dm import Dtc
+from ecu_sim.powertrain.engine_control import MISSED_PERIODS
 from ecu_sim.runtime.ticks import ticks_in
 
-#: XBR's period while active (J1939-71) and how many may be missed before the stream is lost
+#: XBR's period while active (J1939-71); :data:`MISSED_PERIODS` of them missed lose the stream
 ACTIVE_PERIOD_S: Final = 0.02
-MISSED_PERIODS: Final = 5
 #: how long EBC5 refuses external demands after a lost stream
 HOLD_OFF_S: Final = 1.0
 #: DTC of a lost XBR stream: SPN 2920 external acceleration demand, FMI 9 abnormal update rate

@@ -36,7 +36,8 @@ from ecu_sim.j1939.checksum import NOT_AVAILABLE_4BIT, TSC1_COUNTER_MODULUS, Cou
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.runtime.ticks import ticks_in
 
-#: a sender loses control after this many of its declared periods without a message
+#: a sender loses control after this many of its declared periods without a message: the one
+#: command timeout rule, TSC1's here and XBR's and TC1's too
 MISSED_PERIODS: Final = 5
 #: SPN 3349 -> the declared period in seconds; 7 is "the standard rate" of the destination
 RATE_PERIODS_S: Final = {0: 1.0, 1: 0.75, 2: 0.5, 3: 0.25, 4: 0.1, 5: 0.05, 6: 0.02}

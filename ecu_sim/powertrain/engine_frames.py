@@ -194,11 +194,15 @@ def find_messages(database: Database, is_j1939: bool, spn_fields: Mapping[int, i
             for message, signals in messages_carrying(database, spn_fields, senders)]
 
 
-def every_ticks(message: Message, period_s: float) -> int:
-    """Ticks between two sends of ``message``: the whole periods in its ``GenMsgCycleTime``, at
+def cycle_ticks(cycle_ms: float | None, period_s: float) -> int:
+    """Ticks between two sends of a message of cycle ``cycle_ms``: the whole periods in it, at
     least one (every tick without a cycle time)."""
-    cycle = message.cycle_time
-    return max(1, ticks_in(cycle / 1000.0, period_s)) if cycle else 1
+    return max(1, ticks_in(cycle_ms / 1000.0, period_s)) if cycle_ms else 1
+
+
+def every_ticks(message: Message, period_s: float) -> int:
+    """Ticks between two sends of ``message``, from its ``GenMsgCycleTime``."""
+    return cycle_ticks(message.cycle_time, period_s)
 
 
 class TransportOutput:

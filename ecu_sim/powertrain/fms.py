@@ -14,7 +14,9 @@ Each is the integral of what the bus already says, so a reader can check one aga
 - the combination weight (SPN 1760, 1585) is the truck's mass with its payload.
 
 The totals persist in a state file, written atomically (a temporary file renamed over it), every
-:data:`SAVE_EVERY_S` of simulated time, as a truck's odometer keeps its count.
+:data:`SAVE_EVERY_S` of simulated time, as a truck's odometer keeps its count; the tick that falls
+due only takes a snapshot, written once that tick's frames are out. The file's reader and writer
+are both here, one format in one module.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import os
 import tempfile
 from typing import Final, NamedTuple
 
-from ecu_sim.settings.fms import FmsSettings, Totals, load_totals
+from ecu_sim.errors import ConfigError
+from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.settings.fms import FmsSettings
 
 #: the coolant's thermostat-held temperature at no load, and its rise at full load, degC
 WARM_C: Final = 83.0
@@ -56,6 +60,29 @@ class FmsValues(NamedTuple):
 FMS_SPNS: Final = {917: "total_distance_m", 5054: "total_fuel_l", 247: "engine_hours_h", 96: "fuel_level_pct",
                    110: "coolant_c", 171: "ambient_c", 1760: "combination_kg", 1585: "combination_kg",
                    1612: "driver1_state", 1613: "driver2_state", 1611: "vehicle_motion"}
+
+
+class Totals(NamedTuple):
+    """What persists between runs."""
+
+    distance_m: float = 0.0
+    fuel_l: float = 0.0
+    hours_h: float = 0.0
+    in_tank_l: float | None = None
+
+
+def load_totals(path: str | None) -> Totals:
+    """The totals a state file kept; zeros without one. ConfigError names a file it cannot read."""
+    if path is None or not os.path.exists(path):
+        return Totals()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return Totals(float(data["distance_m"]), float(data["fuel_l"]), float(data["hours_h"]),
+                      float(data["in_tank_l"]))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"[fms] state_file {path}: not a state file ecu-sim wrote ({exc}); "
+                          "move it away to start from zero") from None
 
 
 def save_totals(path: str, totals: Totals) -> None:
@@ -90,9 +117,11 @@ class FmsState:
         self._hours = start.hours_h
         self._coolant = settings.ambient_c
         self._lag = 1.0 - math.exp(-period_s / TIME_CONSTANT_S)
-        self._save_every = max(1, round(SAVE_EVERY_S / period_s))
+        self._save_every = max(1, ticks_in(SAVE_EVERY_S, period_s))
         self._fixed = (settings.ambient_c, combination_kg, float(settings.driver1_state),
                        float(settings.driver2_state))
+        #: the totals of the last tick whose save fell due, until :meth:`save_due` writes them
+        self._due: Totals | None = None
         self.values = self._values(0.0, 0.0)
 
     def step(self, tick: int, speed_kph: float, fuel_used_l: float, engine_rpm: float,
@@ -107,7 +136,14 @@ class FmsState:
         self._coolant += (target - self._coolant) * self._lag
         self.values = self._values(fuel_used_l, speed_kph)
         if self._path is not None and tick % self._save_every == self._save_every - 1:
-            save_totals(self._path, self.totals(fuel_used_l))
+            self._due = self.totals(fuel_used_l)
+
+    def save_due(self) -> None:
+        """The totals :meth:`step` marked due, written now: called after the tick's frames are
+        out, so the file's fsync never stands between a tick and its sends."""
+        due, self._due = self._due, None
+        if due is not None and self._path is not None:
+            save_totals(self._path, due)
 
     def totals(self, fuel_used_l: float) -> Totals:
         return Totals(self._distance, self._start.fuel_l + fuel_used_l, self._hours,

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.spn import SignalLayout
-from ecu_sim.powertrain.engine_frames import EngineMessage
+from ecu_sim.powertrain.engine_frames import EngineMessage, cycle_ticks
 from ecu_sim.runtime.schedule import Schedule
-from ecu_sim.runtime.ticks import ticks_in
 
 
 class _Silent:
@@ -59,7 +58,7 @@ class LiveMessages:
     def cycle(self, name: str, cycle_ms: float, tick: int) -> None:
         """The message every ``cycle_ms`` (whole ticks, at least one) from ``tick`` on."""
         m = self._by_name[name]
-        every = max(1, ticks_in(cycle_ms / 1000.0, self._period_s))
+        every = cycle_ticks(cycle_ms, self._period_s)
         m.every_ticks = every
         m.schedule = Schedule(every, phase=tick)
 
@@ -71,7 +70,6 @@ class LiveMessages:
             overrides = list(m.overrides or [None] * len(m.names))
             overrides[index] = value
             m.overrides = None if all(o is None for o in overrides) else overrides
-            m.rebase(m.base)
             return
         original = self._bases.setdefault(name, m.base)
         layout = SignalLayout.of(m.message.get_signal_by_name(signal))

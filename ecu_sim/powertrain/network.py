@@ -171,13 +171,15 @@ class Powertrain:
 
     def finish(self, tick: int, transmit: bool) -> None:
         """The other nodes' network layers tick (the engine's ticks with the ECU): skipped as the
-        ECU skips its own, while nothing is due and the port has no new alert."""
-        if not transmit:
-            return
-        alerts = self.port.alerts
-        for part in self.others.values():
-            if tick >= part.due_from or alerts != part.alerts_seen:
-                part.tick(tick, False, False)
+        ECU skips its own, while nothing is due and the port has no new alert. Then the FMS
+        totals that fell due are written, every frame of the tick being out by now."""
+        if transmit:
+            alerts = self.port.alerts
+            for part in self.others.values():
+                if tick >= part.due_from or alerts != part.alerts_seen:
+                    part.tick(tick, False, False)
+        if self.fms is not None:
+            self.fms.save_due()
 
     def status_text(self) -> str:
         return " | ".join(f"{role} {part.status_text()}" for role, part in self.others.items())

@@ -26,10 +26,9 @@ from ecu_sim.codec.spn import spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
-from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput
+from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput, cycle_ticks
 from ecu_sim.powertrain.fms import FMS_SPNS, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
-from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import J1939Settings, Settings
 
 log = logging.getLogger(__name__)
@@ -86,7 +85,7 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8), spn)
                   for spn, signal in spn_signals(message, RESTBUS_FIELDS) if signal.multiplexer_ids is None]
         output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
-        every = max(1, ticks_in(rest.cycle_ms / 1000.0, period_s)) if rest.cycle_ms else 1
+        every = cycle_ticks(rest.cycle_ms, period_s)
         messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=rest.base,
                                       period_s=period_s),
                          rest.cycle_ms is not None))

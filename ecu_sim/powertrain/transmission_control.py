@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from ecu_sim.j1939.dm import Dtc
+from ecu_sim.powertrain.engine_control import MISSED_PERIODS
 from ecu_sim.runtime.ticks import ticks_in
 
 #: TC1's standard period, s (J1939-71: 50 ms)
 TC1_PERIOD_S: Final = 0.05
-#: periods without a TC1 after which its sender loses control
-MISSED_PERIODS: Final = 5
 #: SPN 525 (transmission requested gear), FMI 9 (abnormal update rate)
 TIMEOUT_DTC: Final = Dtc(525, 9)
 _NO_DTCS: Final[frozenset[Dtc]] = frozenset()

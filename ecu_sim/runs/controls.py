@@ -38,8 +38,9 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import DTC_KIND, parse_fault
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, ecu_of, kinds_taking
+from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, kinds_taking
 from ecu_sim.powertrain.live import LiveMessages
+from ecu_sim.powertrain.network import Powertrain
 
 #: every control's name, in the order the page shows them
 NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record", "message", "signal")
@@ -178,7 +179,8 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
             "tick it is switched on to the tick it is switched off")
     if fault.kind == DTC_KIND and "node" in body:
         node = body["node"]
-        parts = getattr(getattr(built.node, "powertrain", None), "others", {})
+        powertrain = _powertrain(built)
+        parts = {} if powertrain is None else powertrain.others
         if node not in parts:
             raise ControlError(Refusal.NOT_HERE, f"no node {node!r} here; the powertrain's and the "
                                                  f"restbus's: {', '.join(parts) or 'none'}")
@@ -202,13 +204,17 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
     return Control("fault", fault, on)
 
 
+def _powertrain(built: Built) -> Powertrain | None:
+    """The ECU's ``--network powertrain`` (else None), by name: only the factory knows node classes."""
+    return getattr(built.node, "powertrain", None)
+
+
 def _messages(built: Built) -> LiveMessages:
-    powertrain = getattr(built.node, "powertrain", None)
+    powertrain = _powertrain(built)
     if powertrain is None:
         raise ControlError(Refusal.NOT_HERE, "messages and signals are controlled on the powertrain "
                                              "network (--network powertrain)")
-    messages: LiveMessages = powertrain.live
-    return messages
+    return powertrain.live
 
 
 def _live(name: str, body: Mapping[str, Any], built: Built) -> dict[str, Any]:
@@ -274,7 +280,7 @@ def apply(control: Control, built: Built, tick: int) -> str | None:
 
 def _switch_fault(control: Control, built: Built, tick: int) -> str | None:
     fault, on = control.value, control.on
-    powertrain = ecu_of(built).powertrain if control.node is not None else None
+    powertrain = _powertrain(built) if control.node is not None else None
     network = built.node.network if powertrain is None else powertrain.others[str(control.node)]
     if fault.kind == DTC_KIND and fault.dtc is not None and network is not None:
         changed = network.switch_dtc(Dtc(*fault.dtc), on, tick)

@@ -17,9 +17,9 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
 from ecu_sim.nodes.commands import COMMAND_PERIOD_S
 from ecu_sim.powertrain import members
+from ecu_sim.powertrain.fms import load_totals
 from ecu_sim.powertrain.restbus import restbus_files
 from ecu_sim.runs import routes
-from ecu_sim.settings.fms import load_totals
 from ecu_sim.settings.model import POWERTRAIN, Settings, locate
 from ecu_sim.vehicle.road import Road
 from ecu_sim.vehicle.route import GradeSchedule

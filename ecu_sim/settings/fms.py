@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from dataclasses import dataclass
-from typing import NamedTuple
-
-from ecu_sim.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -41,26 +36,3 @@ class FmsSettings:
                 found.append(f"{key} must be 0 rest, 1 available, 2 work, 3 drive, 6 error or 7 not "
                              f"available (got {getattr(self, key)})")
         return found
-
-
-class Totals(NamedTuple):
-    """What persists between runs."""
-
-    distance_m: float = 0.0
-    fuel_l: float = 0.0
-    hours_h: float = 0.0
-    in_tank_l: float | None = None
-
-
-def load_totals(path: str | None) -> Totals:
-    """The totals a state file kept; zeros without one. ConfigError names a file it cannot read."""
-    if path is None or not os.path.exists(path):
-        return Totals()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        return Totals(float(data["distance_m"]), float(data["fuel_l"]), float(data["hours_h"]),
-                      float(data["in_tank_l"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"[fms] state_file {path}: not a state file ecu-sim wrote ({exc}); "
-                          "move it away to start from zero") from None

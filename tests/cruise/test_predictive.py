@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ecu_sim.cruise.modes import ControllerSettings
-from ecu_sim.cruise.predictive import CoastModel, PredictiveParams, PreviewState, coast_pays, step
+from ecu_sim.cruise.predictive import CoastModel, Models, PredictiveParams, PreviewState, coast_pays, step
 from ecu_sim.runs import replay
 from ecu_sim.vehicle.class6 import Class6Params
 from ecu_sim.vehicle.road import Road
@@ -134,7 +134,8 @@ def test_a_narrower_band_lets_no_coast_start_where_a_wider_one_does() -> None:
 def test_a_speed_that_is_not_a_number_leaves_the_position_and_the_decision_as_they_were() -> None:
     flat = Road.from_grades(((0.0, 0.0), (1000.0, 0.0)), linear=False)
     before = PreviewState(distance_m=120.0, coasting=True, planned_at_m=115.0)
-    after = step(PredictiveParams(), class6_model(), flat.elevation_at, before, SET_KPH, math.nan, 0.1)
+    after = step(PredictiveParams(), Models(class6_model()), flat.elevation_at, before, SET_KPH, math.nan,
+                 0.1)
     assert after == before
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from ecu_sim.j1939.dm import DM1_PGN, unpack_dtcs
 from ecu_sim.j1939.ids import pgn_of
-from ecu_sim.powertrain.transmission_control import MISSED_PERIODS, TC1_PERIOD_S, TIMEOUT_DTC
+from ecu_sim.powertrain.engine_control import MISSED_PERIODS
+from ecu_sim.powertrain.transmission_control import TC1_PERIOD_S, TIMEOUT_DTC
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
 from tests.helpers.powertrainrig import CONTROLLER, Rig, rig
 from tests.powertrain.test_powertrain_tsc1 import pedal
