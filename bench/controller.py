@@ -10,6 +10,10 @@ alone (K = 1), as a person would run it by hand one at a time.
 Then the suite of the issue: ``--suite`` cases of ``--duration`` seconds (different set speeds)
 with ``--workers`` the largest K tried, timed from the command's start to its table.
 
+With ``--realtime-priority N`` every one of these runs twice, one after the other: the ECUs at
+normal scheduling, then with ``run.realtime_priority = N`` (``SCHED_FIFO``; root), so the two
+are side by side under the same load.
+
   scripts/bench controller                          # K = 1, 10, 20 of 60 s, then the suite
   scripts/bench controller --duration 20 --ks 1,4   # a quick look
 """
@@ -42,6 +46,7 @@ repeat = {k}
 run.duration_s = {duration}
 run.set_speed_kph = 90
 run.initial_speed_kph = 80
+run.realtime_priority = {priority}
 """
 
 SUITE = """
@@ -50,6 +55,7 @@ command = "{command}"
 
 [base]
 run.duration_s = {duration}
+run.realtime_priority = {priority}
 
 [random]
 count = {count}
@@ -85,21 +91,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per case (default 60)")
     parser.add_argument("--ks", default="1,10,20", help="cases at once to try (default 1,10,20)")
     parser.add_argument("--suite", type=int, default=20, help="cases in the suite (default 20; 0: none)")
+    parser.add_argument("--realtime-priority", type=int, default=0,
+                        help="also run each with the ECUs at SCHED_FIFO N (default 0: normal only)")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "bench")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="ecu-sim-controller-bench-"))
     result: dict[str, Any] = {"cpus": os.cpu_count(), "duration_s": args.duration, "ks": args.ks,
-                              "loadavg_start": os.getloadavg(), "at_once": {}}
-    for k in (int(text) for text in args.ks.split(",")):
-        print(f"{k} cases of {args.duration:g} s at once", file=sys.stderr)
-        text = REPEATED.format(command=COMMAND, k=k, duration=args.duration)
-        result["at_once"][k] = campaign(text, work, f"k{k}", k)
-    workers = max(result["at_once"])
-    if args.suite:
-        print(f"the suite: {args.suite} cases of {args.duration:g} s, --workers {workers}", file=sys.stderr)
-        text = SUITE.format(command=COMMAND, duration=args.duration, count=args.suite)
-        result["suite"] = {"workers": workers, **campaign(text, work, "suite", workers)}
+                              "loadavg_start": os.getloadavg(), "at_once": [], "suite": []}
+    priorities = [0] + ([args.realtime_priority] if args.realtime_priority else [])
+    ks = [int(text) for text in args.ks.split(",")]
+    for k in ks:
+        for priority in priorities:
+            print(f"{k} cases of {args.duration:g} s at once, {_scheduling(priority)}", file=sys.stderr)
+            text = REPEATED.format(command=COMMAND, k=k, duration=args.duration, priority=priority)
+            result["at_once"].append({"k": k, "priority": priority,
+                                      **campaign(text, work, f"k{k}p{priority}", k)})
+    workers = max(ks)
+    for priority in priorities if args.suite else []:
+        print(f"the suite: {args.suite} cases of {args.duration:g} s, --workers {workers}, "
+              f"{_scheduling(priority)}", file=sys.stderr)
+        text = SUITE.format(command=COMMAND, duration=args.duration, count=args.suite, priority=priority)
+        result["suite"].append({"workers": workers, "priority": priority,
+                                **campaign(text, work, f"suite-p{priority}", workers)})
     result["loadavg_end"] = os.getloadavg()
     (args.out / "controller.json").write_text(json.dumps(result, indent=2))
     print(report(result))
@@ -110,23 +124,28 @@ def _spread(values: Sequence[float]) -> str:
     return f"{max(values) - min(values):.3f}" if len(values) > 1 else "-"
 
 
+def _scheduling(priority: int) -> str:
+    return f"SCHED_FIFO {priority}" if priority else "normal"
+
+
 def report(r: dict[str, Any]) -> str:
     lines = [f"cases of {r['duration_s']:g} s, {r['cpus']} CPUs, "
-             f"load {r['loadavg_start'][0]:.1f} at the start",
-             "", "| cases at once | wall s | failed | cases with a late tick | late ticks (max of a case) "
-             "| latest tick ms | final speed, median km/h | its spread | speed dev RMS spread km/h |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for k, x in r["at_once"].items():
+             f"load {r['loadavg_start'][0]:.1f} at the start, {r['loadavg_end'][0]:.1f} at the end",
+             "", "| cases at once | ECU scheduling | wall s | failed | cases with a late tick "
+             "| late ticks (max of a case) | latest tick ms | final speed, median km/h | its spread "
+             "| speed dev RMS spread km/h |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for x in r["at_once"]:
         speeds = x["final_speed_kph"]
-        alone = " (baseline: alone)" if int(k) == 1 else ""
-        lines.append(f"| {k}{alone} | {x['wall_s']:.1f} | {x['failed']} "
+        alone = " (baseline: alone)" if x["k"] == 1 else ""
+        lines.append(f"| {x['k']}{alone} | {_scheduling(x['priority'])} | {x['wall_s']:.1f} | {x['failed']} "
                      f"| {sum(1 for n in x['late_ticks'] if n)} | {max(x['late_ticks'], default=0)} "
                      f"| {max(x['max_late_ms'], default=0):.1f} "
                      f"| {statistics.median(speeds) if speeds else float('nan'):.3f} | {_spread(speeds)} "
                      f"| {_spread(x['speed_dev_rms_kph'])} |")
-    if "suite" in r:
-        s = r["suite"]
-        lines += ["", f"suite: {s['cases']} cases, --workers {s['workers']}: {s['wall_s']:.1f} s wall, "
+    for s in r["suite"]:
+        lines += ["", f"suite: {s['cases']} cases, --workers {s['workers']}, ECUs at "
+                      f"{_scheduling(s['priority'])}: {s['wall_s']:.1f} s wall, "
                       f"{s['failed']} failed, {sum(1 for n in s['late_ticks'] if n)} cases with a late tick "
                       f"(max {max(s['late_ticks'], default=0)}, latest tick "
                       f"{max(s['max_late_ms'], default=0):.1f} ms), "

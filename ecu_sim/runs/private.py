@@ -75,6 +75,9 @@ class PrivateRun:
             self.stats = LoopStats()
             clock = tuned.clock(settings, None)
             observers = [] if watch is None else list(watch(self))
+            self._between = tuned.collector(settings)
+            if self._between is not None:
+                observers.append(self._between)
             self.loop = TickLoop(clock, settings.run.resolved_period_s,
                                  [tuned.node(self.ecu, clock, settings, None)], observers, self.stats)
             self._stack = self._stack.pop_all()
@@ -84,7 +87,10 @@ class PrivateRun:
         return run_ticks(self.settings)
 
     def run(self) -> None:
-        self.loop.run(self.ticks)
+        """Tick to the end, with the case's levers (``[run] realtime_priority``, ``gc``, ...)
+        applied for the run alone: the worker goes back to normal scheduling for the next case."""
+        with tuned.levers(self.settings, self._between):
+            self.loop.run(self.ticks)
 
     def __enter__(self) -> PrivateRun:
         return self

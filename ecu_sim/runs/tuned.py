@@ -54,7 +54,14 @@ def collector(settings: Settings) -> tuning.BetweenTicks | None:
 
 @contextmanager
 def levers(settings: Settings, between: tuning.BetweenTicks | None) -> Iterator[None]:
-    """Apply the process-wide levers once the start-up is done; undo the collector's on exit."""
+    """Apply the process-wide levers once the start-up is done; undo them on exit, since a
+    campaign's worker runs one case after another in the same process."""
+    with tuning.restored_scheduling(settings.run.lock_memory), _levers(settings, between):
+        yield
+
+
+@contextmanager
+def _levers(settings: Settings, between: tuning.BetweenTicks | None) -> Iterator[None]:
     run = settings.run
     where = settings.origins
     if run.cpu_affinity is not None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from ecu_sim.errors import ConfigError
@@ -91,6 +92,28 @@ def apply_priority(priority: int,
                 f"CPUSchedulingPriority={priority}, or give the user LimitRTPRIO / an rtprio limit "
                 "in /etc/security/limits.conf; running at normal priority")
     return None
+
+
+@contextmanager
+def restored_scheduling(unlock_memory: bool) -> Iterator[None]:
+    """The process's cores and scheduling policy as they were on entry, again on exit, whatever
+    the levers did in between; its memory unlocked again when a lever locked it."""
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    cores = getaffinity(0) if getaffinity is not None else None
+    policy = os.sched_getscheduler(0) if hasattr(os, "sched_getscheduler") else None
+    param = os.sched_getparam(0) if policy is not None else None
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            if cores is not None:
+                os.sched_setaffinity(0, cores)
+            if policy is not None and param is not None:
+                os.sched_setscheduler(0, policy, param)
+        if unlock_memory and sys.platform.startswith("linux"):
+            import ctypes
+
+            ctypes.CDLL(None).munlockall()
 
 
 def apply_memory_lock(mlockall: Callable[[int], int] | None = None) -> str | None:

@@ -327,3 +327,48 @@ def test_a_cosim_controller_that_never_steps_fails_its_row(tmp_path: Path) -> No
     row = only_row(campaign(tmp_path, command, program="cosim = true\nsilent_s = 1", duration=60))
     assert row["status"] == "failed"
     assert "ended after 0 of 600 ticks" in row["error"]
+
+
+# -- the case's levers ----------------------------------------------------------------------------------
+
+#: a controller that, once running, notes its parent's scheduling policy (the worker running the
+#: ECU) and its own
+POLICY_NOTE = """
+import os
+from threading import Timer
+def note():
+    with open("policy.txt", "w") as out:
+        out.write(f"{os.sched_getscheduler(os.getppid())} {os.sched_getscheduler(0)}")
+Timer(1.0, note).start()
+"""
+
+
+@pytest.fixture(scope="module")
+def realtime_case(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], list[int], int]:
+    """A case with ``run.realtime_priority = 10``: its row, the policies its controller noted
+    (the worker's during the run, its own) and the worker's policy after the case."""
+    if os.geteuid() != 0:
+        pytest.skip("SCHED_FIFO needs root (CAP_SYS_NICE)")
+    tmp_path = tmp_path_factory.mktemp("realtime")
+    path = campaign(tmp_path, script(tmp_path, POLICY_NOTE), "run.realtime_priority = 10")
+    cases = matrix.expand(spec.load(path))
+    row = run_case(cases[0])
+    noted = [int(p) for p in (Path(cases[0].folder) / "policy.txt").read_text().split()]
+    return row, noted, os.sched_getscheduler(0)
+
+
+def test_a_case_with_a_realtime_priority_runs_its_ecu_under_sched_fifo(
+        realtime_case: tuple[dict[str, str], list[int], int]) -> None:
+    row, noted, _ = realtime_case
+    assert row["status"] == "ok"
+    assert noted[0] == os.SCHED_FIFO
+
+
+def test_the_controller_under_test_keeps_normal_scheduling_beside_a_realtime_ecu(
+        realtime_case: tuple[dict[str, str], list[int], int]) -> None:
+    assert realtime_case[1][1] == os.SCHED_OTHER
+
+
+def test_the_worker_returns_to_normal_scheduling_after_a_realtime_case(
+        realtime_case: tuple[dict[str, str], list[int], int]) -> None:
+    assert realtime_case[2] == os.SCHED_OTHER
