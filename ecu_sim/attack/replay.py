@@ -27,13 +27,14 @@ def replay(attack: Attack, period_s: float) -> Frames:
     end = None if attack.get("to") is None else attack.number("to")
     recorded = _read(path, attack)
     first = recorded[0].timestamp
-    chosen = [msg for msg in recorded
-              if start <= msg.timestamp - first and (end is None or msg.timestamp - first < end)]
+    chosen = [msg for msg in recorded if start <= round(msg.timestamp - first, 6)
+              and (end is None or round(msg.timestamp - first, 6) < end)]
     if not chosen:
         raise ConfigError(f"--attack {attack.text!r}: {path} has no frame from {start:g} s to "
                           f"{'its end' if end is None else f'{end:g} s'} after its first")
-    # the tick each frame falls in, counted from the recorded window's start
-    ticks = [ticks_in(msg.timestamp - first - start, period_s) for msg in chosen]
+    # the tick each frame falls in, counted from the recorded window's start; the offsets to the
+    # microsecond logs keep, since an epoch time's last bits would put a frame a tick early
+    ticks = [ticks_in(round(msg.timestamp - first - start, 6), period_s) for msg in chosen]
 
     def frames(n: int, heard: Sequence[can.Message]) -> list[can.Message]:
         low, high = bisect.bisect_left(ticks, n), bisect.bisect_right(ticks, n)

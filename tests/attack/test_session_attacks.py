@@ -24,7 +24,7 @@ from ecu_sim.j1939.transport import (
     RTS,
 )
 from tests.conftest import Cli
-from tests.helpers.attacked import labelled, simulate
+from tests.helpers.attacked import labelled, record, simulate
 
 ENGINE, TOOL = 0x00, 0xF9
 EC1 = 0xFEE3
@@ -113,9 +113,11 @@ ALL = ("cts@1+1", "rts@2+1", "interrupt@3+1", "interrupt:by=abort@3.5+0.5", "dt@
        "dt:mode=overwrite@5+1", "rtsflood@6+1", "fuzz:spn=190,rate=200@1+2")
 
 
-def test_the_session_attacks_give_the_same_labelled_frames_on_two_runs(cli_main: Cli, tmp_path: Path) -> None:
-    first, _ = simulate(cli_main, tmp_path, *ALL, name="first")
-    second, _ = simulate(cli_main, tmp_path, *ALL, name="second")
+def test_the_new_attack_kinds_give_the_same_labelled_frames_on_two_runs(cli_main: Cli,
+                                                                       tmp_path: Path) -> None:
+    attacks = (*ALL, f"replay:file={record(tmp_path / 'recorded.log')}@7+1")
+    first, _ = simulate(cli_main, tmp_path, *attacks, name="first")
+    second, _ = simulate(cli_main, tmp_path, *attacks, name="second")
     assert first.read_bytes() == second.read_bytes()
     assert Path(f"{first}{SUFFIX}").read_bytes() == Path(f"{second}{SUFFIX}").read_bytes()
-    assert {label for _, label in labelled(first)} == set(range(len(ALL) + 1))
+    assert {label for _, label in labelled(first)} == set(range(len(attacks) + 1))

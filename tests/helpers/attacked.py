@@ -31,3 +31,18 @@ def labelled(capture: Path) -> list[tuple[can.Message, int]]:
     frames = list(can.CanutilsLogReader(str(capture)))
     assert len(frames) == len(labels)
     return list(zip(frames, labels, strict=True))
+
+
+#: (seconds after the log's first frame, identifier): a recording with frames in and out of the window
+RECORDED = [(0.0, 0x18FF0001), (0.005, 0x18FF0002), (0.5, 0x18FF0003), (0.52, 0x18FF0004),
+            (1.0, 0x18FF0005), (1.7, 0x18FF0006)]
+STARTED = 1_700_000_000.0
+
+
+def record(path: Path) -> Path:
+    """A log of RECORDED written by python-can's writer for the file's suffix."""
+    with can.Logger(str(path)) as log:
+        for n, (offset, ident) in enumerate(RECORDED):
+            log.on_message_received(can.Message(timestamp=STARTED + offset, arbitration_id=ident,
+                                                data=bytes([n] * 8), is_extended_id=True, channel=0))
+    return path
