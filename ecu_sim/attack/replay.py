@@ -39,7 +39,8 @@ def replay(attack: Attack, period_s: float) -> Frames:
     def frames(n: int, heard: Sequence[can.Message]) -> list[can.Message]:
         low, high = bisect.bisect_left(ticks, n), bisect.bisect_right(ticks, n)
         return [can.Message(arbitration_id=msg.arbitration_id, data=msg.data, dlc=msg.dlc,
-                            is_extended_id=msg.is_extended_id, is_remote_frame=msg.is_remote_frame)
+                            is_extended_id=msg.is_extended_id, is_remote_frame=msg.is_remote_frame,
+                            is_fd=msg.is_fd, bitrate_switch=msg.bitrate_switch)
                 for msg in chosen[low:high]]
     return frames
 

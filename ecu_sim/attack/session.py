@@ -59,7 +59,10 @@ def _control(got: Received, control: int, pgn: int) -> dict[str, int] | None:
     """The values of a TP.CM of ``control`` for ``pgn``; None for any other frame."""
     if got.pgn != TP_CM_PGN or got.data[0] != control:
         return None
-    values = layouts.decode(layouts.TP_CM, got.data)
+    try:
+        values = layouts.decode(layouts.TP_CM, got.data)
+    except ValueError:  # a control byte the layout does not know: no frame the attack waits for
+        return None
     return values if values["RTS_PGN" if control == RTS else "CTS_PGN"] == pgn else None
 
 
