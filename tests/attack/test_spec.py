@@ -8,7 +8,7 @@ import pytest
 
 from ecu_sim.attack.safety import is_virtual
 from ecu_sim.attack.spec import parse_attack
-from tests.conftest import Cli
+from tests.conftest import REPO, Cli
 from tests.helpers.attacked import record
 
 
@@ -106,3 +106,17 @@ def test_every_attack_kind_builds_its_frames_from_the_j1939_profile(tmp_path: Pa
     plan = AttackPlan(attacks, Profile.load("j1939").database, 0.01, seed=1)
     labels = {label for tick in range(100) for _, label in plan.frames_at(tick)}
     assert labels == set(range(1, len(KINDS) + 1))
+
+
+def test_the_attack_page_has_a_row_for_every_kind_with_its_parameters() -> None:
+    import re
+
+    from ecu_sim.attack.spec import KINDS
+
+    page = (REPO / "docs" / "attacks.md").read_text(encoding="utf-8")
+    rows: dict[str, str] = {}  # the first row of a kind: the grammar's table comes first
+    for m in re.finditer(r"^\| `(?P<kind>\w+)` \| (?P<params>[^|]*) \|", page, re.MULTILINE):
+        rows.setdefault(m["kind"], m["params"])
+    assert set(rows) >= set(KINDS)
+    for kind, (params, _) in KINDS.items():
+        assert all(f"`{key}" in rows[kind] for key in params), kind
