@@ -14,8 +14,8 @@ with each other, so the attacker is the other party and breaks the rules from in
 
 Each answers at the tick it heard the frame it waits for, so its frame reaches the target before
 the next step of the exchange; the session is started again every ``every`` seconds (0: once).
-Against two real ECUs the same frames with ``peer``/``source`` set to one of them are the third
-party's injection of Lee et al.'s attacks.
+With ``peer``/``source`` set to a real node's address the attacker speaks in its name, but still
+starts and answers the session itself.
 """
 
 from __future__ import annotations
