@@ -33,7 +33,7 @@ import can
 
 from bench.processes import REPO, child_env, private_bus
 from bench.versus import export
-from ecu_sim.attack.kinds import frame
+from ecu_sim.attack.tick import frame
 from ecu_sim.j1939.request import request as j1939_request
 
 EEC1_ID = 0x0CF00400

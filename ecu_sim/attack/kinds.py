@@ -9,61 +9,36 @@ seed gives the same frames.
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import can
 from cantools.database.can import Database, Message
 
+from ecu_sim.attack import replay, session
 from ecu_sim.attack.spec import Attack
+from ecu_sim.attack.tick import Frames, every, frame, per_tick, repeat
 from ecu_sim.codec.command import CommandCodec
 from ecu_sim.codec.role import RoleCodec
-from ecu_sim.codec.spn import messages_with, spn_signals
+from ecu_sim.codec.spn import SignalLayout, carriers, messages_with, spn_signals
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939 import dm
-from ecu_sim.j1939.frames import ADDRESS_CLAIMED_PGN, Pdu, arbitration_id
+from ecu_sim.j1939.frames import ADDRESS_CLAIMED_PGN, Pdu
 from ecu_sim.j1939.ids import GLOBAL_ADDRESS, destination_of, make_id, source_address_of
 from ecu_sim.j1939.request import request, single_frame
 from ecu_sim.j1939.transport import BAM, CTS, abort, cm
-from ecu_sim.runtime.ticks import ticks_in
 
-#: n (ticks since the window opened) -> the frames of that tick
-Frames = Callable[[int], list[can.Message]]
 # TSC1 and XBR SPNs (J1939-71)
 _TSC1_MODE, _TSC1_PRIORITY, _TSC1_SPEED, _TSC1_TORQUE = 695, 897, 898, 518
 _XBR_DEMAND, _XBR_PRIORITY, _XBR_MODE = 2920, 2915, 2916
+_NO_PRIORITY = 0x3FFFFFF
 _TSC1_MODES = {"speed": 1, "torque": 2, "limit": 3}
 _XBR_MODES = {"add": 1, "max": 2}
-
-
-def frame(pdu: Pdu, source: int) -> can.Message:
-    return can.Message(arbitration_id=arbitration_id(pdu, source), data=pdu.data, is_extended_id=True)
-
-
-def per_tick(rate_hz: float, period_s: float) -> Callable[[int], int]:
-    """How many frames tick n sends so that a window sends ``rate_hz`` a second on average, bursts
-    spread evenly: the whole frames due by the end of tick n less those due by its start."""
-    share = rate_hz * period_s
-
-    def count(n: int) -> int:
-        return math.floor(round((n + 1) * share, 9)) - math.floor(round(n * share, 9))
-    return count
-
-
-def every(seconds: float, period_s: float) -> Callable[[int], bool]:
-    """Whether tick n sends: once at the start for 0 s, else every ``seconds``."""
-    step = max(1, ticks_in(seconds, period_s)) if seconds > 0 else 0
-    return (lambda n: n % step == 0) if step else (lambda n: n == 0)
 
 
 def build(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
     """The frames of ``attack``; ConfigError when the DBC lacks what the attack imitates."""
     return _BUILDERS[attack.kind](attack, database, period_s, rng)
-
-
-def _repeat(make: Callable[[], can.Message], count: Callable[[int], int]) -> Frames:
-    return lambda n: [make() for _ in range(count(n))]
 
 
 def _tsc1(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
@@ -110,7 +85,7 @@ def _command(codec: CommandCodec, fixed: dict[int, float], demands: dict[int, fl
         data = codec.encode(fixed, demands, sent[0])
         sent[0] += 1
         return can.Message(arbitration_id=codec.frame_id, data=data, is_extended_id=True)
-    return _repeat(make, count)
+    return repeat(make, count)
 
 
 def _spoof(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
@@ -123,7 +98,7 @@ def _spoof(attack: Attack, database: Database, period_s: float, rng: random.Rand
     sender = source_address_of(message.frame_id) if attack.get("source") is None else attack.address("source")
     data = RoleCodec(message, signals[0][1], is_j1939=False).encode(attack.number("value"))
     ident = (message.frame_id & ~0xFF) | sender
-    return _repeat(lambda: can.Message(arbitration_id=ident, data=data, is_extended_id=True),
+    return repeat(lambda: can.Message(arbitration_id=ident, data=data, is_extended_id=True),
                    per_tick(attack.number("rate"), period_s))
 
 
@@ -137,7 +112,7 @@ def _message(database: Database, name: str, attack: Attack) -> Message:
 
 def _request(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
     pdu, source = request(attack.address("pgn"), attack.address("target")), attack.address("source")
-    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+    return repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
 
 
 def _exhaust(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
@@ -148,7 +123,7 @@ def _exhaust(attack: Attack, database: Database, period_s: float, rng: random.Ra
     due = every(attack.number("every"), period_s)
     hold = cm({"ControlByte": CTS, "CTS_Packets": 1, "CTS_NextSequence": 1, "CTS_PGN": pgn}, target)
 
-    def frames(n: int) -> list[can.Message]:
+    def frames(n: int, heard: Sequence[can.Message]) -> list[can.Message]:
         if n == 0:
             return [frame(request(pgn, target), s) for s in sources]
         return [frame(hold, s) for s in sources] if due(n) else []
@@ -157,7 +132,7 @@ def _exhaust(attack: Attack, database: Database, period_s: float, rng: random.Ra
 
 def _once_or_every(pdu: Pdu, source: int, attack: Attack, period_s: float) -> Frames:
     due = every(attack.number("every"), period_s)
-    return lambda n: [frame(pdu, source)] if due(n) else []
+    return lambda n, heard: [frame(pdu, source)] if due(n) else []
 
 
 def _claim(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
@@ -183,13 +158,13 @@ def _dm1(attack: Attack, database: Database, period_s: float, rng: random.Random
         raise ConfigError(f"--attack {attack.text!r}: {exc}") from None
     pdu = single_frame(dm.DM1_PGN, payload, GLOBAL_ADDRESS)
     source = attack.address("source")
-    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+    return repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
 
 
 def _abort(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
     pdu = abort(attack.address("pgn"), attack.address("reason"), attack.address("target"))
     source = attack.address("source")
-    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+    return repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
 
 
 def _bam(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
@@ -199,10 +174,14 @@ def _bam(attack: Attack, database: Database, period_s: float, rng: random.Random
     pdu = cm({"ControlByte": BAM, "BAM_TotalSize": size, "BAM_TotalPackets": -(-size // 7),
               "BAM_PGN": attack.address("pgn")}, GLOBAL_ADDRESS)
     source = attack.address("source")
-    return _repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
+    return repeat(lambda: frame(pdu, source), per_tick(attack.number("rate"), period_s))
 
 
 def _fuzz(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    if attack.get("spn") is not None:
+        if attack.get("pgn") is not None:
+            raise ConfigError(f"--attack {attack.text!r}: fuzz takes pgn= or spn=, not both")
+        return _fuzz_spn(attack, database, period_s, rng)
     pgn = None if attack.get("pgn") is None else attack.address("pgn")
     source = None if attack.get("source") is None else attack.address("source")
 
@@ -216,10 +195,43 @@ def _fuzz(attack: Attack, database: Database, period_s: float, rng: random.Rando
             sender = rng.randrange(0xFE) if source is None else source
             ident = make_id(pgn, sender, rng.randrange(0x100), 6)
         return can.Message(arbitration_id=ident, data=data, is_extended_id=True)
-    return _repeat(make, per_tick(attack.number("rate"), period_s))
+    return repeat(make, per_tick(attack.number("rate"), period_s))
+
+
+def _fuzz_spn(attack: Attack, database: Database, period_s: float, rng: random.Random) -> Frames:
+    """Random raw values of one SPN's signal in a message that carries it, chosen at random; the
+    other bytes are the genuine sender's last ones (all "not available" before it is heard), so
+    only the parameter under test is wrong."""
+    spn = attack.address("spn")
+    found = [(m, SignalLayout.of(s)) for m, s in carriers(database, spn) if m.is_extended_frame]
+    if not found:
+        raise ConfigError(f"--attack {attack.text!r}: the DBC has no message with SPN {spn}")
+    source = None if attack.get("source") is None else attack.address("source")
+    count = per_tick(attack.number("rate"), period_s)
+    last: dict[int, bytes] = {}  # the genuine frames heard, by identifier without the priority
+
+    def frames(n: int, heard: Sequence[can.Message]) -> list[can.Message]:
+        for msg in heard:
+            last[msg.arbitration_id & _NO_PRIORITY] = bytes(msg.data)
+        out = []
+        for _ in range(count(n)):
+            message, layout = found[rng.randrange(len(found))]
+            base = last.get(message.frame_id & _NO_PRIORITY, b"").ljust(message.length, b"\xff")
+            data = layout.with_raw(int.from_bytes(base, "little"), len(base), rng.getrandbits(layout.length))
+            ident = message.frame_id if source is None else (message.frame_id & ~0xFF) | source
+            out.append(can.Message(arbitration_id=ident, data=data.to_bytes(len(base), "little"),
+                                   is_extended_id=True))
+        return out
+    return frames
 
 
 _BUILDERS: dict[str, Callable[[Attack, Database, float, random.Random], Frames]] = {
     "tsc1": _tsc1, "xbr": _xbr, "spoof": _spoof, "request": _request, "exhaust": _exhaust,
     "claim": _claim, "dm11": _dm11, "dm1": _dm1, "abort": _abort, "bam": _bam, "fuzz": _fuzz,
+    "replay": lambda attack, database, period_s, rng: replay.replay(attack, period_s),
+    "rts": lambda attack, database, period_s, rng: session.malicious_rts(attack, period_s),
+    "rtsflood": lambda attack, database, period_s, rng: session.rts_flood(attack, period_s),
+    "cts": lambda attack, database, period_s, rng: session.malicious_cts(attack, period_s),
+    "interrupt": lambda attack, database, period_s, rng: session.interrupt(attack, period_s),
+    "dt": lambda attack, database, period_s, rng: session.spoofed_data(attack, period_s),
 }

@@ -22,6 +22,7 @@ class AttackerNode:
         self.virtual = virtual
         self.tick_count = 0
         self.sent = 0
+        port.add_listener(plan)  # the attacks that answer the bus hear what it carried
         if capture is not None:
             port.add_listener(capture)
             capture.now = 0.0 if virtual else None
@@ -41,7 +42,9 @@ class AttackerNode:
         k = self.tick_count
         self.tick_count += 1
         capture, send = self.capture, self.port.send
-        if transmit:
+        if not transmit:
+            self.plan.heard.clear()  # a tick that sends nothing answers nothing either
+        else:
             for msg, label in self.plan.frames_at(k):
                 msg.is_rx = False  # the capture marks the attacker's own frames T, as candump does
                 if not self.virtual:

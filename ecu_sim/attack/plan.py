@@ -18,6 +18,7 @@ from cantools.database.can import Database
 
 from ecu_sim.attack import kinds
 from ecu_sim.attack.spec import Attack
+from ecu_sim.bus.listener import Direction
 from ecu_sim.runtime.ticks import ticks_in
 
 #: the label of a frame no attack sent
@@ -45,6 +46,8 @@ class AttackPlan:
             Window(number, attack, ticks_in(attack.start_s, period_s),
                    None if attack.end_s is None else ticks_in(attack.end_s, period_s))
             for number, attack in enumerate(attacks, start=1))
+        #: the frames the attacker's port received since the last tick, for the attacks that answer them
+        self.heard: list[can.Message] = []
         self._frames = [kinds.build(w.attack, database, period_s, random.Random(seed * 1_000_003 + w.label))
                         for w in self.windows]
 
@@ -56,12 +59,20 @@ class AttackPlan:
             return None
         return max((end for end in ends if end is not None), default=0)
 
+    def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        """A port listener: keeps what the port received for the next tick's attacks."""
+        if direction is Direction.RECEIVED and not msg.is_error_frame:
+            self.heard.append(msg)
+
     def frames_at(self, tick: int) -> list[tuple[can.Message, int]]:
-        """The frames of ``tick``, each with its label, in the order the attacks were given."""
+        """The frames of ``tick``, each with its label, in the order the attacks were given; what
+        was heard before it is handed to each attack whose window is open, then forgotten."""
         out: list[tuple[can.Message, int]] = []
+        heard = self.heard
         for window, frames in zip(self.windows, self._frames, strict=True):
             if tick >= window.start and (window.end is None or tick < window.end):
-                out.extend((msg, window.label) for msg in frames(tick - window.start))
+                out.extend((msg, window.label) for msg in frames(tick - window.start, heard))
+        heard.clear()
         return out
 
     def manifest(self) -> list[dict[str, Any]]:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from ecu_sim.errors import ConfigError
 
-#: key -> (kind of value, default); kinds of value: "address", "pgn", "number", "addresses", "word"
+#: key -> (kind of value, default); kinds of value: "address", "pgn", "number", "addresses", "word",
+#: "path" (a file, the one value whose case is kept)
 Params = Mapping[str, tuple[str, str | None]]
 
 _SOURCE_DIAG = "0xf9"  # the off-board diagnostic tool, the address the published attackers use
@@ -59,10 +60,35 @@ KINDS: dict[str, tuple[Params, str]] = {
     "bam": ({"source": ("address", "0x00"), "pgn": ("pgn", "0xfee3"), "size": ("number", "1785"),
              "rate": ("number", "10")},
             "TP.CM_BAM announcing a large message in the name of the source, never followed by data"),
-    "fuzz": ({"source": ("address", None), "pgn": ("pgn", None), "rate": ("number", "2000")},
-             "random frames: any 29-bit identifier, or one PGN (pgn=...) with random data"),
+    "fuzz": ({"source": ("address", None), "pgn": ("pgn", None), "spn": ("number", None),
+              "rate": ("number", "2000")},
+             "random frames: any 29-bit identifier, one PGN (pgn=...) with random data, or random "
+             "values of one SPN (spn=...) in the messages that carry it, the rest the sender's"),
+    "replay": ({"file": ("path", None), "from": ("number", "0"), "to": ("number", None)},
+               "the frames of a log (candump -L, ASC, BLF) from FROM to TO s after its first frame, "
+               "at their recorded spacing"),
+    "rts": ({"target": ("address", "0x00"), "source": ("address", _SOURCE_DIAG), "pgn": ("pgn", "0xef00"),
+             "size": ("number", "20"), "false": ("number", "9"), "every": ("number", "0")},
+            "malicious RTS: an RTS to the target, and when its CTS comes a second RTS of another size "
+            "from the same sender mid-session, then the first message's packets"),
+    "rtsflood": ({"target": ("address", "0x00"), "source": ("address", "0x80"), "count": ("number", "40"),
+                  "pgn": ("pgn", "0xef00"), "size": ("number", "1785"), "every": ("number", "0")},
+                 "out of memory by RTS: RTS of SIZE bytes from COUNT addresses from SOURCE on, at once"),
+    "cts": ({"target": ("address", "0x00"), "peer": ("address", _SOURCE_DIAG), "pgn": ("pgn", "0xfee3"),
+             "packets": ("number", "255"), "next": ("number", "6"), "every": ("number", "0")},
+            "malicious CTS: a Request to the target, its RTS answered with a CTS for packets past the "
+            "message's end"),
+    "interrupt": ({"target": ("address", "0x00"), "peer": ("address", _SOURCE_DIAG), "pgn": ("pgn", "0xfee3"),
+                   "by": ("word", "eoma"), "packets": ("number", "2"), "every": ("number", "0")},
+                  "EoMA or abort interruption: a Request to the target, its RTS answered by a CTS for "
+                  "PACKETS, then an EoMA (by=eoma) or abort (by=abort) mid-transfer"),
+    "dt": ({"target": ("address", "0x00"), "source": ("address", _SOURCE_DIAG), "pgn": ("pgn", "0xef00"),
+            "size": ("number", "20"), "mode": ("word", "spoof"), "fill": ("number", "0"),
+            "every": ("number", "0")},
+           "TP.DT spoof or overwrite: an RTS to the target, and when its CTS comes the message's packets "
+           "with a packet 1 of FILL bytes ahead of its own (spoof) or after it (overwrite)"),
 }
-_SPEC = re.compile(r"^(?P<kind>[a-z0-9_]+)(?::(?P<params>[^@]*))?(?:@(?P<window>.+))?$")
+_SPEC = re.compile(r"^(?P<kind>[A-Za-z0-9_]+)(?::(?P<params>[^@]*))?(?:@(?P<window>.+))?$")
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _WINDOW = re.compile(rf"^(?P<start>{_NUMBER})(?:(?P<sep>[-+])(?P<end>{_NUMBER}))?$")
 _EXAMPLE = "e.g. tsc1:target=0x00,speed=2000@30+10"
@@ -95,11 +121,11 @@ class Attack:
 
 def parse_attack(text: str, where: str = "--attack") -> Attack:
     """One attack from its text form; ConfigError names ``where`` and what is expected."""
-    match = _SPEC.match(text.strip().lower())
+    match = _SPEC.match(text.strip())
     if match is None:
         raise ConfigError(f"{where} {text!r}: expected KIND[:KEY=VALUE,...][@FROM[-TO|+DURATION]], "
                           f"{_EXAMPLE}")
-    kind = match["kind"]
+    kind = match["kind"].lower()
     if kind not in KINDS:
         raise ConfigError(f"{where} {text!r}: unknown attack {kind!r}; known: {', '.join(KINDS)}")
     params = _params(kind, match["params"] or "", f"{where} {text!r}")
@@ -112,17 +138,18 @@ def _params(kind: str, text: str, where: str) -> tuple[tuple[str, float | tuple[
     given: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = item.partition("=")
+        key = key.strip().lower()
         if not sep or not value.strip():
             raise ConfigError(f"{where}: {item!r} is not KEY=VALUE")
-        if key.strip() not in known:
-            raise ConfigError(f"{where}: {kind} takes no {key.strip()!r}; it takes {', '.join(known)}")
-        given[key.strip()] = value.strip()
+        if key not in known:
+            raise ConfigError(f"{where}: {kind} takes no {key!r}; it takes {', '.join(known)}")
+        given[key] = value.strip() if known[key][0] == "path" else value.strip().lower()
     return tuple((key, _value(key, kind_of, given.get(key, default), where))
                  for key, (kind_of, default) in known.items())
 
 
 def _value(key: str, kind_of: str, text: str | None, where: str) -> float | tuple[int, ...] | str | None:
-    if text is None or kind_of == "word":
+    if text is None or kind_of in ("word", "path"):
         return text
     try:
         if kind_of == "addresses":
@@ -135,13 +162,13 @@ def _value(key: str, kind_of: str, text: str | None, where: str) -> float | tupl
         raise ConfigError(f"{where}: {key}={text} is not {_MEANING[kind_of]}") from None
     limit = {"address": 0xFF, "pgn": 0x3FFFF}.get(kind_of)
     if not math.isfinite(number) or (limit is not None and not 0 <= number <= limit) or (
-            key in ("rate", "every") and number < 0):
+            key in ("rate", "every", "from", "to") and number < 0):
         raise ConfigError(f"{where}: {key}={text} is not {_MEANING[kind_of]}")
     return number
 
 
 _MEANING = {"address": "an address 0..0xff (e.g. 0x00)", "pgn": "a PGN 0..0x3ffff (e.g. 0xfeeb)",
-            "number": "a finite number (not negative for a rate)",
+            "number": "a finite number (not negative for a rate, every, from or to)",
             "addresses": "addresses 0..0xfd separated by '/' (e.g. 0x0b/0x11)"}
 
 

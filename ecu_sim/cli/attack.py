@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         for kind, (params, what) in KINDS.items():
             keys = ",".join(f"{k}={d}" if d is not None else k for k, (_, d) in params.items())
-            print(f"{kind:8} {what}\n         {keys}")
+            print(f"{kind:9} {what}\n          {keys}")
         return 0
     if not args.attack:
         raise ConfigError("ecu-sim attack needs at least one --attack SPEC (see --list)")

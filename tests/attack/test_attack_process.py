@@ -16,6 +16,7 @@ from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.codec.profile import Profile
 from ecu_sim.j1939.checksum import Verdict
 from ecu_sim.j1939.ids import pgn_of, source_address_of
+from ecu_sim.j1939.transport import ABORT, ABORT_RETRANSMIT_LIMIT
 from tests.conftest import HANG_S, Udp, clean_env, ecu_sim_command
 
 TSC1_TO_ENGINE = 0x0C00002A
@@ -23,6 +24,8 @@ EEC1_PGN = 0xF004
 #: EEC1's byte of SPN 1483, the source address of the device controlling the engine
 CONTROLLER_BYTE = 5
 ATTACKER_SA = 0x2A
+#: a TP.CM from the engine (0x00) to the off-board tool's address (0xF9), where `cts` asks from
+ENGINE_TO_TOOL_CM = 0x1CECF900
 
 
 def heard_until(bus: can.BusABC, process: subprocess.Popen[str], wanted: object = None) -> list[can.Message]:
@@ -75,6 +78,28 @@ def test_the_ecu_process_hands_its_engine_to_the_attackers_tsc1(udp: Udp, udp_bu
                                   env=clean_env(), text=True, stderr=subprocess.DEVNULL)
         try:
             heard_until(udp_bus, attack, lambda msg: eec1(msg) and msg.data[CONTROLLER_BYTE] == ATTACKER_SA)
+        finally:
+            attack.terminate()
+            attack.wait(HANG_S)
+    finally:
+        ecu.terminate()
+        ecu.wait(HANG_S)
+
+
+def test_the_attack_process_answers_the_ecu_processs_rts_with_a_cts_past_the_end_and_gets_abort_5(
+        udp: Udp, udp_bus: can.BusABC) -> None:
+    ecu = subprocess.Popen(ecu_sim_command("--vehicle", "class6", "--profile", "j1939", "--network",
+                                           "powertrain", *udp.args(), "--duration", str(HANG_S)),
+                           env=clean_env(), text=True, stderr=subprocess.DEVNULL)
+    try:
+        heard_until(udp_bus, ecu, lambda msg: pgn_of(msg.arbitration_id) == EEC1_PGN)
+        # the session starts again every second, so a datagram UDP drops only delays the answer
+        attack = subprocess.Popen(ecu_sim_command("attack", *udp.args(), "--attack",
+                                                  f"cts:every=1@0+{HANG_S / 2:g}"),
+                                  env=clean_env(), text=True, stderr=subprocess.DEVNULL)
+        try:
+            heard_until(udp_bus, attack, lambda msg: msg.arbitration_id == ENGINE_TO_TOOL_CM
+                        and bytes(msg.data[:2]) == bytes([ABORT, ABORT_RETRANSMIT_LIMIT]))
         finally:
             attack.terminate()
             attack.wait(HANG_S)

@@ -9,8 +9,8 @@ import can
 import pandas as pd
 
 from ecu_sim.attack.dataset import COLUMNS
-from tests.attack.test_simulated_attacks import simulate
 from tests.conftest import Cli
+from tests.helpers.attacked import simulate
 
 
 def dataset(cli_main: Cli, tmp_path: Path) -> Path:

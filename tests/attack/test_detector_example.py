@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.attack.test_simulated_attacks import simulate
 from tests.conftest import REPO, Cli
+from tests.helpers.attacked import simulate
 
 
 def make_dataset(cli_main: Cli, folder: Path, name: str, *attacks: str, seed: str) -> Path:

@@ -6,40 +6,18 @@ and a labelled capture, then reads what the capture and the trace hold.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
-import can
-
-from ecu_sim.attack.capture import SUFFIX, read_labels
+from ecu_sim.attack.capture import SUFFIX
 from ecu_sim.attack.plan import BENIGN
 from ecu_sim.j1939.checksum import Verdict
 from ecu_sim.j1939.ids import pgn_of, source_address_of
 from tests.conftest import Cli
+from tests.helpers.attacked import labelled, simulate
 
-POWERTRAIN = ("--vehicle", "class6", "--profile", "j1939", "--network", "powertrain", "--no-progress")
 ATTACKER_SA = 0x2A
 ADDRESS_CLAIMED = 60928
 CANNOT_CLAIM_SA = 0xFE
-
-
-def simulate(cli_main: Cli, folder: Path, *attacks: str, duration: str = "8", seed: str = "0",
-             name: str = "run") -> tuple[Path, list[dict[str, str]]]:
-    """The capture of an attacked run and its trace's rows."""
-    capture, trace = folder / f"{name}.log", folder / f"{name}.csv"
-    args = [arg for attack in attacks for arg in ("--attack", attack)]
-    result = cli_main("simulate", *POWERTRAIN, "--duration", duration, *args, "--attack-seed", seed,
-                      "--capture", str(capture), "--out", str(trace))
-    assert result.status == 0, result.err
-    with trace.open(encoding="ascii") as handle:
-        return capture, list(csv.DictReader(handle))
-
-
-def labelled(capture: Path) -> list[tuple[can.Message, int]]:
-    _, labels = read_labels(str(capture))
-    frames = list(can.CanutilsLogReader(str(capture)))
-    assert len(frames) == len(labels)
-    return list(zip(frames, labels, strict=True))
 
 
 def test_the_same_attacked_case_gives_the_same_labelled_frames_bit_for_bit(cli_main: Cli,

@@ -8,7 +8,8 @@ import pytest
 
 from ecu_sim.attack.safety import is_virtual
 from ecu_sim.attack.spec import parse_attack
-from tests.conftest import Cli
+from tests.conftest import REPO, Cli
+from tests.helpers.attacked import record
 
 
 def test_an_attack_takes_its_parameters_and_the_fault_grammars_window() -> None:
@@ -29,6 +30,13 @@ def test_a_parameter_not_given_takes_the_kinds_default() -> None:
     ("request:rate=-1", "rate=-1 is not"),
     ("claim@5-2", "the window ends before it starts"),
     ("claim@soon", "the window must be @FROM"),
+    ("cts:packets=256", "packets=256 is not a whole number 0..255"),
+    ("rts:false=8", "false=8 is not a transport size 9..1785"),
+    ("rtsflood:source=0xf0,count=40", "source+count passes 0xfd"),
+    ("interrupt:by=timeout", "by=timeout is not one of eoma, abort"),
+    ("dt:mode=swap", "mode=swap is not one of spoof, overwrite"),
+    ("cts:peer=0x00", "the peer must be another address than the target"),
+    ("replay:from=-1", "from=-1 is not a finite number"),
 ])
 def test_a_bad_attack_exits_2_with_one_line_saying_what_is_wrong(cli_main: Cli, spec: str, says: str) -> None:
     result = cli_main("attack", "--attack", spec)
@@ -88,13 +96,27 @@ def test_list_names_every_attack_with_its_parameters_and_defaults(cli_main: Cli)
     assert "target=0x00,source=0xf9,pgn=0xfeeb,rate=2000" in result.out
 
 
-def test_every_attack_kind_builds_its_frames_from_the_j1939_profile() -> None:
+def test_every_attack_kind_builds_its_frames_from_the_j1939_profile(tmp_path: Path) -> None:
     from ecu_sim.attack.plan import AttackPlan
     from ecu_sim.attack.spec import KINDS
     from ecu_sim.codec.profile import Profile
 
-    needs = {"tsc1": ":speed=1500"}
+    needs = {"tsc1": ":speed=1500", "replay": f":file={record(tmp_path / 'recorded.log')}"}
     attacks = [parse_attack(f"{kind}{needs.get(kind, '')}@0+1") for kind in KINDS]
     plan = AttackPlan(attacks, Profile.load("j1939").database, 0.01, seed=1)
     labels = {label for tick in range(100) for _, label in plan.frames_at(tick)}
     assert labels == set(range(1, len(KINDS) + 1))
+
+
+def test_the_attack_page_has_a_row_for_every_kind_with_its_parameters() -> None:
+    import re
+
+    from ecu_sim.attack.spec import KINDS
+
+    page = (REPO / "docs" / "attacks.md").read_text(encoding="utf-8")
+    rows: dict[str, str] = {}  # the first row of a kind: the grammar's table comes first
+    for m in re.finditer(r"^\| `(?P<kind>\w+)` \| (?P<params>[^|]*) \|", page, re.MULTILINE):
+        rows.setdefault(m["kind"], m["params"])
+    assert set(rows) >= set(KINDS)
+    for kind, (params, _) in KINDS.items():
+        assert all(f"`{key}" in rows[kind] for key in params), kind

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import can
 
-from ecu_sim.attack.kinds import frame as frame  # the tests build attack frames as the attacker does
+from ecu_sim.attack.tick import frame as frame  # the tests build attack frames as the attacker does
 from ecu_sim.j1939 import layouts
 from ecu_sim.j1939.network import J1939Network
 from ecu_sim.j1939.request import request
