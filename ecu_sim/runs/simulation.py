@@ -134,8 +134,8 @@ class Simulation:
                 def attacker_bus() -> can.BusABC:
                     return direct.bus() if direct is not None else can.Bus(
                         interface="virtual", channel=channel, receive_own_messages=False)
-                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, profile,
-                                                  _duration_s(settings))
+                attacks = attacked.plan(attack, settings, profile, _duration_s(settings))
+                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, attacks)
                 nodes.append(self.attacker)
             stats = LoopStats()
             period = settings.run.resolved_period_s
