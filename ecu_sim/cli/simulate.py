@@ -48,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write 'tick hash' of the ECU's full-precision state, one line per tick, "
                              "to compare machines bit for bit")
     common.add_attack_options(parser)
+    add_option(parser.add_argument_group("recording"), "--record", key="record.file", metavar="FILE",
+               help="record the ECU's frames, received and sent, to FILE (.log, .asc, .blf with "
+                    "FILE.ticks, or FILE.mcap), in simulated time and labelled under --attack, for "
+                    "analysis and `ecu-sim replay FILE`")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).
     link: simulation.Link = "direct"
     bar = sys.stderr if progress.wanted(args.progress, sys.stderr) else None
-    paths = [p for p in (args.out, args.state_hash, args.capture) if p not in (None, "-")]
+    paths = [p for p in (args.out, args.state_hash, args.capture, settings.record.file)
+             if p not in (None, "-")]
     try:
         with ExitStack() as files:
             out = sys.stdout if args.out == "-" else None if args.out is None else _create(files, args.out)
