@@ -26,7 +26,7 @@ Labelled = tuple[int, bytes, int]
 
 
 def simulate(cli_main: Cli, folder: Path, record: str, *args: str) -> Path:
-    """An attacked four seconds with a capture (``cap.log``) and a recording ``record``; its path."""
+    """A short simulate of ``args`` recorded to ``record`` in ``folder``; the recording's path."""
     result = cli_main("simulate", *POWERTRAIN, "--duration", "4", *args,
                       "--record", str(folder / record))
     assert result.status == 0, result.err

@@ -21,7 +21,7 @@ TICKS = 300
 
 
 def step(port: int) -> bytes:
-    """One request of ``TICKS`` ticks, APP 0 %, grade 0 %, no brake; the answer as it came."""
+    """One request to the end of the run, no pedal, level, no brake; the answer as it came."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.settimeout(HANG_S)
         sock.sendto(struct.pack("<7d", 1.0, 1.0, float(TICKS), 0.0, 0.0, 0.0, math.nan), ("127.0.0.1", port))
