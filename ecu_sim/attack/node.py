@@ -27,11 +27,11 @@ class AttackerNode:
         self.plan = plan
         self.capture = capture
         self.virtual = virtual
-        self.tick_count = 0
-        self.sent = 0
         #: the labels of the frames sent in the tick before the latest, and in the latest
         self._before: list[int] = []
         self._latest: list[int] = []
+        self.tick_count = 0
+        self.sent = 0
         if capture is not None:
             port.add_listener(capture)
             capture.now = 0.0 if virtual else None
@@ -49,19 +49,18 @@ class AttackerNode:
 
     def tick(self, deadline: float, transmit: bool) -> None:
         k = self.tick_count
+        labels: list[int] = []
+        self._before, self._latest = self._latest, labels
         self.tick_count += 1
         capture, send = self.capture, self.port.send
-        labels: list[int] = []
-        self._before = self._latest
-        self._latest = labels
         if transmit:
             for msg, label in self.plan.frames_at(k):
-                labels.append(label)
                 msg.is_rx = False  # the capture marks the attacker's own frames T, as candump does
                 if not self.virtual:
                     msg.timestamp = time.time()
                 send(msg)
                 self.sent += 1
+                labels.append(label)
                 if capture is not None:
                     capture.add(msg, label)
         if capture is not None and self.virtual:
