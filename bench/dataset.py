@@ -6,7 +6,11 @@ excluded):
 
 1. ``plain``: no attacker, no capture: what ``simulate`` costs today;
 2. ``unlabelled``: the attacked case without a capture: the same frames, not written;
-3. ``labelled``: the attacked case with ``--capture``: the frames written, labelled.
+3. ``labelled``: the attacked case with ``--capture``: the frames written, labelled;
+4. ``journal``: the attacked case with ``--record FILE.log``: the ECU's recording, its tick
+   journal labelled;
+5. ``mcap``: the attacked case with ``--record FILE.mcap``: the ECU's recording with its signals
+   decoded and a label message per frame.
 
 The frames of a case are counted from its labels file (a case repeats bit for bit, so the
 unlabelled run carried the same frames). Then ``--workers`` labelled cases at once, as a campaign
@@ -34,7 +38,8 @@ POWERTRAIN = ["--vehicle", "class6", "--profile", "j1939", "--network", "powertr
 ATTACKS = ["tsc1:speed=1500@{a}+{w}", "request:rate=200@{b}+{w}", "fuzz:rate=500@{c}+{w}"]
 
 
-def simulate(seconds: float, attacked: bool, capture: Path | None, seed: int = 0) -> float:
+def simulate(seconds: float, attacked: bool, capture: Path | None, seed: int = 0,
+             record: Path | None = None) -> float:
     """One simulate process; the loop's own seconds from its log line."""
     args = command("simulate", *POWERTRAIN, "--duration", f"{seconds:g}")
     if attacked:
@@ -44,6 +49,8 @@ def simulate(seconds: float, attacked: bool, capture: Path | None, seed: int = 0
         args += ["--attack-seed", str(seed)]
     if capture is not None:
         args += ["--capture", str(capture)]
+    if record is not None:
+        args += ["--record", str(record)]
     done = subprocess.run(args, env=env(), capture_output=True, text=True, check=True)
     found = LOOP_LINE.findall(done.stderr)
     if not found:
@@ -66,7 +73,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ecu-sim-dataset-") as tmp:
         folder = Path(tmp)
-        times: dict[str, list[float]] = {"plain": [], "unlabelled": [], "labelled": []}
+        times: dict[str, list[float]] = {"plain": [], "unlabelled": [], "labelled": [], "journal": [],
+                                         "mcap": []}
         frames = 0
         for n in range(args.repeats):
             times["plain"].append(simulate(args.seconds, False, None))
@@ -74,6 +82,8 @@ def main(argv: list[str]) -> int:
             capture = folder / f"case{n}.log"
             times["labelled"].append(simulate(args.seconds, True, capture))
             frames = frames_of(capture)
+            times["journal"].append(simulate(args.seconds, True, None, record=folder / "case.log"))
+            times["mcap"].append(simulate(args.seconds, True, None, record=folder / "case.mcap"))
         per_case = frames
         cases = -(-args.frames // per_case)
         started = time.perf_counter()
@@ -86,6 +96,8 @@ def main(argv: list[str]) -> int:
     result = {"seconds": args.seconds, "repeats": args.repeats, "frames_per_case": per_case,
               "loop_s_median": median, "frames_per_s": rates,
               "labelled_vs_unlabelled": rates["labelled"] / rates["unlabelled"],
+              "journal_vs_unlabelled": rates["journal"] / rates["unlabelled"],
+              "mcap_vs_unlabelled": rates["mcap"] / rates["unlabelled"],
               "dataset": {"workers": args.workers, "cases": cases, "frames": written, "wall_s": wall}}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -94,6 +106,8 @@ def main(argv: list[str]) -> int:
           "| loop time | frames/s |\n|---|---|---|")
     for kind in times:
         print(f"| {kind} | {median[kind]:.2f} s | {rates[kind]:,.0f} |")
-    print(f"\nlabelled / unlabelled: {result['labelled_vs_unlabelled']:.0%}")
+    print(f"\nlabelled / unlabelled: {result['labelled_vs_unlabelled']:.0%}; the ECU's labelled "
+          f"recording / unlabelled: journal {result['journal_vs_unlabelled']:.0%}, "
+          f"MCAP {result['mcap_vs_unlabelled']:.0%}")
     print(f"{written:,} labelled frames in {cases} cases on {args.workers} workers: {wall:.0f} s wall")
     return 0

@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ecu_sim.cruise.modes import CONTROLLER_MODES
+from ecu_sim.errors import ConfigError
 from ecu_sim.runtime.tuning import GC_MODES
 from ecu_sim.settings import load as config
 from ecu_sim.settings.model import CCM_COMMANDS, LOG_LEVELS, NETWORKS, TX_MODES, Settings
@@ -16,6 +17,7 @@ from ecu_sim.vehicle.drive import PRESETS
 from ecu_sim.vehicle.road import ROUTE_ENDS
 
 if TYPE_CHECKING:
+    from ecu_sim.runs.attacked import AttackSetup
     from ecu_sim.runs.realtime import Page
 
 
@@ -187,6 +189,28 @@ def add_fault_and_record_options(parser: argparse.ArgumentParser) -> None:
                     "for analysis and `ecu-sim replay FILE`")
     add_option(record, "--record-max-bytes", key="record.max_bytes", type=int, metavar="N",
                help="start a new file when the recording reaches N bytes (default: one file)")
+
+
+def add_attack_options(parser: argparse.ArgumentParser) -> None:
+    """``--attack``, ``--attack-seed``, ``--capture``: the runs in virtual time, simulate and cosim."""
+    attack = parser.add_argument_group("attacks (ecu-sim attack --list)")
+    attack.add_argument("--attack", action="append", default=[], metavar="SPEC",
+                        help="an attacker on the bus, e.g. tsc1:target=0x00,speed=2000@30+10 (repeatable)")
+    attack.add_argument("--attack-seed", type=int, default=0, metavar="N",
+                        help="the seed of the random attacks (fuzz)")
+    attack.add_argument("--capture", metavar="FILE.log",
+                        help="write every frame of the bus, labelled by attack (FILE and FILE.labels), "
+                             "for `ecu-sim dataset`")
+
+
+def attack_setup(args: argparse.Namespace, mode: str) -> AttackSetup | None:
+    """The attacks of ``add_attack_options``, None without any; ConfigError for a capture alone."""
+    if args.capture is not None and not args.attack:
+        raise ConfigError("--capture labels the frames of an attacked run: give --attack SPEC too")
+    from ecu_sim.runs.attacked import AttackSetup
+
+    return None if not args.attack else AttackSetup(tuple(args.attack), args.attack_seed, args.capture,
+                                                    mode=mode)
 
 
 def add_realtime_options(parser: argparse.ArgumentParser) -> None:

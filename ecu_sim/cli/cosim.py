@@ -16,6 +16,9 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 from ecu_sim.cli import common
 from ecu_sim.errors import ConfigError, EcuSimError
@@ -23,6 +26,11 @@ from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.runtime.cores import usable_cores
 from ecu_sim.runtime.ticks import ticks_in
+
+if TYPE_CHECKING:
+    import can
+
+    from ecu_sim.runtime.loop import Node
 
 log = logging.getLogger("ecu_sim")
 
@@ -53,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="print what each double of a request and an answer means, and exit")
     group.add_argument("--fault", action="append", default=[], metavar="SPEC",
                        help="a fault in what the ECU sends, as for 'ecu-sim run' (repeatable)")
+    common.add_attack_options(parser)
 
 
 def parse_address(text: str, option: str) -> tuple[str, int]:
@@ -67,6 +76,7 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> int:
     from ecu_sim.cosim.server import CosimServer
     from ecu_sim.cosim.stepper import Stepper
+    from ecu_sim.runs import attacked
     from ecu_sim.runs.prepare import load_vehicle_route, prepare
 
     settings, profile = prepare(common.settings(args))
@@ -83,6 +93,14 @@ def run(args: argparse.Namespace) -> int:
     schedule = FaultSchedule.load(tuple(args.fault), None, None) if args.fault else None
     if schedule is not None:
         injector.check(schedule.faults, profile.speed, settings.run.resolved_period_s)
+    duration = settings.run.duration_s
+    setup = common.attack_setup(args, "cosim")
+    # checked before the socket is bound, so a bad attack is one line and nothing listens
+    attacks = None if setup is None else attacked.plan(setup, settings, profile, duration)
+
+    def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC]) -> Node:
+        assert setup is not None and attacks is not None
+        return attacked.attacker(stack, open_bus, setup, settings, attacks)
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0][0]
         sock = socket.socket(family, socket.SOCK_DGRAM)
@@ -90,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise EcuSimError(f"cannot listen on udp {args.listen}: {exc.strerror or exc}; choose another "
                           "--listen address or port") from None
-    with sock, Stepper(settings, profile, load_vehicle_route(settings), schedule) as stepper:
-        duration = settings.run.duration_s
+    with sock, Stepper(settings, profile, load_vehicle_route(settings), schedule,
+                       attacker=None if attacks is None else attacker) as stepper:
         server = CosimServer(sock, stepper, args.peer_timeout,
                              None if duration is None else max(1, ticks_in(duration, stepper.period_s)),
                              busy_poll_s)

@@ -19,7 +19,6 @@ from typing import IO
 from ecu_sim.cli import common
 from ecu_sim.errors import CannotCreateError, ConfigError, OutputError
 from ecu_sim.runs import progress, simulation
-from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.settings.sources import add_option
 from ecu_sim.vehicle.class6 import Class6State
 
@@ -48,14 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state-hash", metavar="FILE",
                         help="write 'tick hash' of the ECU's full-precision state, one line per tick, "
                              "to compare machines bit for bit")
-    attack = parser.add_argument_group("attacks (ecu-sim attack --list)")
-    attack.add_argument("--attack", action="append", default=[], metavar="SPEC",
-                        help="an attacker on the bus, e.g. tsc1:target=0x00,speed=2000@30+10 (repeatable)")
-    attack.add_argument("--attack-seed", type=int, default=0, metavar="N",
-                        help="the seed of the random attacks (fuzz)")
-    attack.add_argument("--capture", metavar="FILE.log",
-                        help="write every frame of the bus, labelled by attack (FILE and FILE.labels), "
-                             "for `ecu-sim dataset`")
+    common.add_attack_options(parser)
+    add_option(parser.add_argument_group("recording"), "--record", key="record.file", metavar="FILE",
+               help="record the ECU's frames, received and sent, to FILE (.log, .asc, .blf with "
+                    "FILE.ticks, or FILE.mcap), in simulated time and labelled under --attack, for "
+                    "analysis and `ecu-sim replay FILE`")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,15 +60,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--app must be within 0..100 % (got {args.app})")
     driver = (simulation.DriverSetup("pedal", args.app) if args.app is not None
               else simulation.DriverSetup("none") if args.no_ccm else simulation.DriverSetup("ccm"))
-    if args.capture is not None and not args.attack:
-        raise ConfigError("--capture labels the frames of an attacked run: give --attack SPEC too")
-    attack = None if not args.attack else AttackSetup(tuple(args.attack), args.attack_seed, args.capture)
+    attack = common.attack_setup(args, "simulate")
     started = time.perf_counter()
     # The in-process link: bit-identical to python-can's virtual bus (which the tests use), and
     # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).
     link: simulation.Link = "direct"
     bar = sys.stderr if progress.wanted(args.progress, sys.stderr) else None
-    paths = [p for p in (args.out, args.state_hash, args.capture) if p not in (None, "-")]
+    paths = [p for p in (args.out, args.state_hash, args.capture, settings.record.file)
+             if p not in (None, "-")]
     try:
         with ExitStack() as files:
             out = sys.stdout if args.out == "-" else None if args.out is None else _create(files, args.out)

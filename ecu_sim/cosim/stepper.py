@@ -7,6 +7,10 @@ input, CAN frames of the request) are what the ECU drains right before its own t
 APP therefore gives the very speed trace of ``simulate --app``, and a controller answering each
 tick's speed with the next request's APP closes the loop with the CCM's one-tick delay.
 
+An attacker (``--attack``), when given, is the loop's last node, as in ``simulate``: it hears
+the tick's frames and the ECU takes its frames at the next tick, and the peer hears them among
+the frames of the step (they are on the bus).
+
 Nothing here reads a clock or a socket: the same requests give the same answers, bit for bit,
 however the peer splits the run into steps.
 """
@@ -33,7 +37,7 @@ from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
 from ecu_sim.runtime.clock import VirtualClock
-from ecu_sim.runtime.loop import TickLoop, TickObserver
+from ecu_sim.runtime.loop import Node, TickLoop, TickObserver
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.drive import GradeProfile, Terrain, drives_class6, testbed_route
 from ecu_sim.vehicle.road import grade_pct_of
@@ -149,15 +153,20 @@ class _Decoder:
         return float(number) if isinstance(number, int | float) else math.nan
 
 
+#: builds a node on a bus of the stepper's segment, closed with the stack (the attacker)
+NodeOnBus = Callable[[ExitStack, Callable[[], can.BusABC]], Node]
+
+
 class Stepper:
     """An ECU on a private bus that runs exactly the ticks it is asked for; closing it closes the bus."""
 
     def __init__(self, settings: Settings, profile: Profile, route: GradeProfile | Terrain,
                  schedule: FaultSchedule | None = None,
-                 watch: Callable[[Stepper], Sequence[TickObserver]] | None = None) -> None:
+                 watch: Callable[[Stepper], Sequence[TickObserver]] | None = None,
+                 attacker: NodeOnBus | None = None) -> None:
         """``route``: the testbed truck's grade profile or road, or the ``class6`` truck's road.
         ``watch(stepper)``: observers of its ticks, given once the ECU is built (a campaign's
-        key figures)."""
+        key figures). ``attacker``: the attacker as the loop's last node."""
         self.settings = settings
         self.profile = profile
         self.contract: Contract = contract(profile, settings.vehicle.preset)
@@ -175,6 +184,7 @@ class Stepper:
             built = build_node(NodeKind.ECU, ecu_port, profile, settings, route=self.road,
                                schedule=schedule, new_frame=new_frame)
             node = ecu_of(built)
+            last = [] if attacker is None else [attacker(self._stack, link.bus)]
             self._stack = self._stack.pop_all()
         self.ecu = node
         #: the fault injector in front of the ECU's transmitter, when there are faults
@@ -182,7 +192,7 @@ class Stepper:
         #: no CCM of ours: the peer is the controller (the campaign's figures ask)
         self.ccm: Ccm | None = None
         self._peer = _PeerNode(peer_port, profile.app, node.brake)
-        self._loop = TickLoop(clock, self.period_s, [self._peer, node],
+        self._loop = TickLoop(clock, self.period_s, [self._peer, node, *last],
                               () if watch is None else watch(self))
         self._signals = _signal_decoders(self.contract)
         self._last: dict[tuple[int, bool], bytes | bytearray] = {}

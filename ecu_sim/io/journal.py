@@ -15,6 +15,11 @@ it in ``FILE.ticks``:
 - ``control JSON`` for each control a person applied while the node ran (``--web``: a set speed,
   cruise, a pedal override, a fault switched): it acted at the boundary after the tick line
   before it, so a replay applies it before the next tick (:mod:`ecu_sim.runs.controls`);
+- ``labels L ...`` after a tick line, in a recording of an attacked run in virtual time
+  (``simulate --attack ... --record``): the label of each frame the tick line counts as received,
+  in the log's order, 0 for a benign frame, else the number of the attack that sent it (line 1's
+  ``attacks`` names each: kind, text, window). Only a tick that received an attack's frame has
+  one; the frames the node sent are its own, benign;
 - last, written when the run stops: ``end RX``, the frames received after the last tick (an echo
   of its frame, say), which the log holds but no tick used. A journal without it is that of a
   run killed before it could stop.
@@ -29,6 +34,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -39,10 +45,14 @@ SUFFIX = ".ticks"
 FORMAT = "ecu-sim tick journal"
 #: 2: received frames always marked received, and the ``end RX`` line; 3: the node's own frame
 #: once, as sent, when the bus carried it (its echo is not counted as received);
-#: 4: ``control JSON`` lines, the controls applied between two ticks
-VERSION = 4
+#: 4: ``control JSON`` lines, the controls applied between two ticks; 5: ``labels`` lines
+VERSION = 5
 #: versions this module reads
-READABLE_VERSIONS = (1, 2, 3, VERSION)
+READABLE_VERSIONS = (1, 2, 3, 4, VERSION)
+
+#: the labels of the ``rx`` frames a node received before the tick just run, in their order
+#: (an attacked run's, ecu_sim.attack.node); a recorder given one writes them with the tick
+Labeller = Callable[[int], Sequence[int]]
 
 
 def journal_path(record_path: str) -> str:
@@ -78,9 +88,13 @@ class Journal:
     trailing: int | None = None
     #: tick index -> the controls applied right before that tick, in the order they were applied
     controls: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    #: tick index -> the labels of its received frames (the ``labels`` lines); a tick not here
+    #: received benign frames only
+    labels: dict[int, list[int]] = field(default_factory=dict)
 
 
 CONTROL = "control "
+LABELS = "labels "
 
 
 class JournalWriter:
@@ -114,6 +128,10 @@ class JournalWriter:
         """A control applied after the newest tick line, before the next tick."""
         self._pending.append(CONTROL + json.dumps(record, separators=(",", ":"), sort_keys=True) + "\n")
 
+    def labels(self, labels: Sequence[int]) -> None:
+        """The labels of the newest tick line's received frames."""
+        self._pending.append(LABELS + " ".join(map(str, labels)) + "\n")
+
     def unsent(self, count: int) -> None:
         """The newest tick's last ``count`` frames never reached the bus: not sent, flag ``f``."""
         index = max(i for i, line in enumerate(self._pending) if line[0].isdigit())
@@ -131,7 +149,7 @@ class JournalWriter:
         """Hand the held lines but the last ``keep`` (whose frames the log still lacks) to the
         operating system, which is what survives a killed process; a power cut needs a sync."""
         cut = len(self._pending)
-        while keep and cut:  # the last ``keep`` tick lines and the control lines after them
+        while keep and cut:  # the last ``keep`` tick lines and the lines after them
             cut -= 1
             keep -= self._pending[cut][0].isdigit()
         lines = self._pending[:cut]
@@ -218,6 +236,12 @@ def _line(journal: Journal, path: str, number: int, line: str) -> None:
         return
     if line.startswith("part "):
         journal.parts.append(line[5:])
+        return
+    if line.startswith(LABELS) and journal.ticks:
+        try:
+            journal.labels[len(journal.ticks) - 1] = [int(label) for label in line[len(LABELS):].split()]
+        except ValueError:
+            raise ConfigError(f"{where}: expected 'labels L ...' (whole numbers), got {line!r}") from None
         return
     if line.startswith(CONTROL):
         try:

@@ -11,6 +11,12 @@ every signal named:
   per DBC message, its signals named as in the DBC (the schema says their units);
 - ``/ticks``: one message per tick: the journal's counts (``rx``, ``tx``, ``skipped``,
   ``failed``) and the tick as the live stream sends it (model state, lateness, counters);
+- ``/can/labels``, in a recording of an attacked run (``simulate --attack ... --record``): one
+  message per frame of ``/can/frames``, at the frame's log time, with its place there
+  (``frame``, from 0), tick, direction, identifier, ``label`` (0 benign, else the attack's number)
+  and ``attack`` (the kind, or ``benign``). One per frame rather than one per attacked frame, so
+  the topic alone is the labelled table a dataset reader wants: no frame's label is inferred
+  from an absence, and ``frame`` joins it to ``/can/frames`` where many frames share a time;
 - metadata ``ecu-sim journal`` (the journal's line 1: settings, route, DBC checksum, faults) and,
   when the run stops in order, ``ecu-sim end`` (the journal's ``end RX``); ``ecu-sim control``
   for each control applied between two ticks (the journal's ``control`` lines: the CCM's release
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
 
@@ -41,6 +47,7 @@ from ecu_sim.io.signals import FrameDecoder, TickView
 
 SUFFIX = ".mcap"
 FRAMES = "/can/frames"
+LABELS = "/can/labels"
 TICKS = "/ticks"
 SIGNALS = "/signals/"
 HEAD = "ecu-sim journal"
@@ -54,6 +61,12 @@ FRAME_SCHEMA = {
                    "timestamp": _NUMBER, "id": {"type": "integer"}, "extended": {"type": "boolean"},
                    "fd": {"type": "boolean"}, "brs": {"type": "boolean"}, "remote": {"type": "boolean"},
                    "error": {"type": "boolean"}, "dlc": {"type": "integer"}, "data": {"type": "string"}},
+}
+LABEL_SCHEMA = {
+    "title": "ecu_sim.FrameLabel", "type": "object",
+    "properties": {"frame": {"type": "integer"}, "tick": {"type": "integer"},
+                   "direction": {"enum": ["rx", "tx"]}, "id": {"type": "integer"},
+                   "label": {"type": "integer"}, "attack": {"type": "string"}},
 }
 TICK_SCHEMA = {
     "title": "ecu_sim.Tick", "type": "object", "additionalProperties": {"type": "object"},
@@ -71,7 +84,11 @@ def _mcap_missing() -> ConfigError:
 class McapRecorder:
     """A listener on the node's port and an observer of its loop, like the .log recorder."""
 
-    def __init__(self, path: str, head: dict[str, Any], database: Database, view: TickView) -> None:
+    def __init__(self, path: str, head: dict[str, Any], database: Database, view: TickView, *,
+                 now: Callable[[], float] = time.time, labels: journal.Labeller | None = None) -> None:
+        """``now``: the time of sent frames and ticks (a simulation's virtual clock); ``labels``:
+        an attacked run's labels of received frames, written to ``/can/labels`` with the kinds
+        the head's ``attacks`` names."""
         try:
             from mcap.writer import Writer
         except ImportError:
@@ -91,6 +108,12 @@ class McapRecorder:
         self._frames = self._channel(FRAMES, FRAME_SCHEMA)
         self._ticks = self._channel(TICKS, TICK_SCHEMA)
         self._signals: dict[str, int] = {}
+        self._now = now
+        self._labeller = labels
+        self._labels = None if labels is None else self._channel(LABELS, LABEL_SCHEMA)
+        self._kinds = {int(a["label"]): str(a["kind"]) for a in head.get("attacks", ())}
+        #: this tick's frames, to be labelled at its end: place, log time, direction, identifier
+        self._tick_frames: list[tuple[int, int, str, int]] = []
         self._sequence = 0
         self._tick = 0
         self._rx = self._tx = 0
@@ -134,13 +157,15 @@ class McapRecorder:
             self._failed = True
             return
         sent = direction is Direction.SENT
-        stamp = time.time() if sent else msg.timestamp
+        stamp = self._now() if sent else msg.timestamp
         if sent:
             self._tx += 1
         else:
             self._rx += 1
         way = "tx" if sent else "rx"
         stamp_ns = max(0, int(stamp * 1e9))
+        if self._labels is not None:
+            self._tick_frames.append((self.frames, stamp_ns, way, msg.arbitration_id))
         self.frames += 1
         self._write(self._frames, stamp_ns, {
             "tick": self._tick, "direction": way, "timestamp": stamp, "id": msg.arbitration_id,
@@ -156,10 +181,23 @@ class McapRecorder:
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         record = {"tick": tick, "rx": self._rx, "tx": self._tx, "skipped": not transmitted,
                   "failed": self._failed, **self._view.take(tick, now, transmitted)}
-        self._write(self._ticks, time.time_ns(), record)
+        self._write(self._ticks, int(self._now() * 1e9), record)
+        if self._labels is not None and self._labeller is not None:
+            self._label(self._labels, self._labeller(self._rx))
         self._rx = self._tx = 0
         self._failed = False
         self._tick = tick + 1
+
+    def _label(self, channel: int, received: Sequence[int]) -> None:
+        """One label message per frame of the tick: its received frames' labels in order, its
+        sent frames benign (the node's own)."""
+        labels = iter(received)
+        for place, stamp_ns, way, identifier in self._tick_frames:
+            label = next(labels, 0) if way == "rx" else 0
+            self._write(channel, stamp_ns, {"frame": place, "tick": self._tick, "direction": way,
+                                            "id": identifier, "label": label,
+                                            "attack": self._kinds.get(label, "benign")})
+        self._tick_frames.clear()
 
     def control(self, record: dict[str, Any]) -> None:
         """A control applied before the coming tick, as the journal's ``control`` line holds it."""

@@ -38,7 +38,7 @@ from ecu_sim.bus.listener import Direction
 from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import CannotCreateError, OutputError
 from ecu_sim.faults.spec import FaultSchedule
-from ecu_sim.io.journal import JournalWriter, file_checksum, journal_path
+from ecu_sim.io.journal import JournalWriter, Labeller, file_checksum, journal_path
 from ecu_sim.io.wire_order import WireOrder
 from ecu_sim.powertrain.fms import load_totals
 from ecu_sim.runtime.ticks import ticks_in
@@ -102,8 +102,13 @@ class Recorder:
     """
 
     def __init__(self, path: str, max_bytes: int, head: dict[str, Any], *, period_s: float = 0.1,
-                 channel: str | None = None) -> None:
+                 channel: str | None = None, now: Callable[[], float] = time.time,
+                 labels: Labeller | None = None) -> None:
+        """``now``: the time a sent frame is handed over (a simulation's virtual clock, so its
+        recording holds simulated time); ``labels``: an attacked run's labels of received frames."""
         self.path = path
+        self._now = now
+        self._labels = labels
         self._channel = channel
         self._flush_every = max(1, ticks_in(FLUSH_INTERVAL_S, period_s))
         try:
@@ -159,7 +164,7 @@ class Recorder:
         if direction is Direction.SENT:
             self._tx += 1
             self.frames += 1
-            self._order.sent(msg, self._ticks, time.time())
+            self._order.sent(msg, self._ticks, self._now())
             return
         if direction is Direction.ECHO and self._write(lambda: self._order.echo(msg)):
             return  # our own frame heard back: written once, as sent, with the echo's time
@@ -175,6 +180,10 @@ class Recorder:
         # line, so the journal on disk never counts a frame still held.
         self._settle(self._ticks)
         self._journal.tick(self._rx, self._tx, not transmitted, self._failed)
+        if self._labels is not None:
+            labels = self._labels(self._rx)
+            if any(labels):
+                self._journal.labels(labels)
         self._rx = self._tx = 0
         self._failed = False
         self._ticks += 1

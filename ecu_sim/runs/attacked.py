@@ -1,8 +1,10 @@
-"""A simulation under attack: the attacker as the last node of the loop, and its labelled capture.
+"""A run under attack in virtual time: the attacker as the last node of the loop, and its capture.
 
 Last, so it hears every frame the truck's nodes sent in a tick before it sends its own, and the
 truck takes the attack at the next tick, as it would a frame that arrived during the period: the
-order is fixed, so the same case gives the same frames bit for bit.
+order is fixed, so the same case gives the same frames bit for bit. ``simulate`` and ``cosim``
+both build their attacker from here (the plan and the capture), so an attack is the same ticks
+and frames in either.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ from ecu_sim.settings.model import Settings
 
 @dataclass(frozen=True)
 class AttackSetup:
-    """The attacks of a simulation as written (``--attack``), their seed and where to capture."""
+    """The attacks of a run as written (``--attack``), their seed and where to capture."""
 
     attacks: tuple[str, ...]
     seed: int = 0
     capture: str | None = None
     #: what the dataset's manifest calls the case (a campaign's case id)
     scenario: str = ""
+    #: the command that staged it, as the capture's header names it
+    mode: str = "simulate"
 
 
 def check(attacks: Sequence[str], where: str) -> None:
@@ -40,22 +44,31 @@ def check(attacks: Sequence[str], where: str) -> None:
         parse_attack(text, where)
 
 
-def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC], setup: AttackSetup, settings: Settings,
-             profile: Profile, duration_s: float) -> AttackerNode:
-    """The attacker node on a bus of ``open_bus`` (closed with ``stack``); ConfigError for a bad
-    attack, before the bus is opened."""
+def plan(setup: AttackSetup, settings: Settings, profile: Profile, duration_s: float | None) -> AttackPlan:
+    """The attacks on the run's ticks; ConfigError for a bad attack or a window past the run's end
+    (``duration_s`` None: a run with no end, cosim's without ``--duration``)."""
     attacks = [parse_attack(text) for text in setup.attacks]
     check_windows(attacks, duration_s)
-    period = settings.run.resolved_period_s
-    plan = AttackPlan(attacks, profile.database, period, setup.seed)
+    return AttackPlan(attacks, profile.database, settings.run.resolved_period_s, setup.seed)
+
+
+def capture(stack: ExitStack, setup: AttackSetup, settings: Settings, attacks: AttackPlan
+            ) -> LabelledCapture | None:
+    """``--capture``: the labelled capture (closed with ``stack``), None without one."""
+    if setup.capture is None:
+        return None
+    return stack.enter_context(LabelledCapture(setup.capture, _header(setup, settings, attacks)))
+
+
+def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC], setup: AttackSetup, settings: Settings,
+             attacks: AttackPlan) -> AttackerNode:
+    """The attacker node of ``attacks`` (:func:`plan`) on a bus of ``open_bus``, with its capture;
+    both closed with ``stack``."""
     port = stack.enter_context(Port(open_bus(), []))
-    capture = None
-    if setup.capture is not None:
-        capture = stack.enter_context(LabelledCapture(setup.capture, _header(setup, settings, plan)))
-    return AttackerNode(port, plan, capture, virtual=True)
+    return AttackerNode(port, attacks, capture(stack, setup, settings, attacks), virtual=True)
 
 
-def _header(setup: AttackSetup, settings: Settings, plan: AttackPlan) -> dict[str, object]:
-    return {"mode": "simulate", "scenario": setup.scenario, "seed": setup.seed, "period_s": plan.period_s,
+def _header(setup: AttackSetup, settings: Settings, attacks: AttackPlan) -> dict[str, object]:
+    return {"mode": setup.mode, "scenario": setup.scenario, "seed": setup.seed, "period_s": attacks.period_s,
             "network": settings.j1939.network, "vehicle": dataclasses.asdict(settings.vehicle),
-            "attacks": plan.manifest()}
+            "attacks": attacks.manifest()}

@@ -27,11 +27,11 @@ from ecu_sim.errors import BusUnreachableError, ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.mcap_format import McapRecorder
-from ecu_sim.io.recorder import Recorder, header
+from ecu_sim.io.recorder import Recorder
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.pedals.reading import PedalSource
-from ecu_sim.runs import routes, tuned, viewers
+from ecu_sim.runs import recording, tuned, viewers
 from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
@@ -218,9 +218,7 @@ def _view(kind: NodeKind, built: Built, profile: Profile, stats: LoopStats, sett
 
 def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSchedule | Road | None,
           schedule: FaultSchedule) -> dict[str, Any]:
-    points = route.points if isinstance(route, GradeSchedule) else None
-    road = routes.road_file(settings) if isinstance(route, Road) else None
-    return header(kind.value, settings, profile, points, schedule, settings.record.file or "", road)
+    return recording.head(kind.value, settings, profile, route, schedule)
 
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,

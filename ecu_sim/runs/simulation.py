@@ -11,6 +11,9 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
 - ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.bus.inprocess`, a segment that hands
   frames over by reference, and so much faster (docs/performance.md).
 
+``--record`` (``[record] file``) records the ECU's port as a real run does, in simulated time;
+under attack each frame it received is labelled in the recording (ecu_sim.runs.recording).
+
 Faults given in the settings act on what the ECU sends (the speed sensor as the CCM hears it), so
 a campaign can vary dropouts and their seeds like any other setting. A ``watch`` adds observers
 once the nodes exist (a campaign's key figures), before the loop is built: nothing is attached to
@@ -44,7 +47,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.nodes.pedal import ConstantPedal
-from ecu_sim.runs import attacked, viewers
+from ecu_sim.runs import attacked, recording, viewers
 from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress
@@ -108,8 +111,9 @@ class Simulation:
 
         self._stack = ExitStack()
         with self._stack:  # closes what was opened when building fails (e.g. a bad route file)
+            route = load_vehicle_route(settings)
             built = build_node(NodeKind.ECU, port(profile.speed.frame_id), profile, settings,
-                               route=load_vehicle_route(settings), schedule=schedule, new_frame=frame)
+                               route=route, schedule=schedule, new_frame=frame)
             self.ecu: Ecu = ecu_of(built)
             #: the fault injector in front of the ECU's transmitter, when the settings give faults
             self.faults: FaultInjector | None = built.faults
@@ -134,12 +138,17 @@ class Simulation:
                 def attacker_bus() -> can.BusABC:
                     return direct.bus() if direct is not None else can.Bus(
                         interface="virtual", channel=channel, receive_own_messages=False)
-                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, profile,
-                                                  _duration_s(settings))
+                attacks = attacked.plan(attack, settings, profile, _duration_s(settings))
+                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, attacks)
                 nodes.append(self.attacker)
             stats = LoopStats()
             period = settings.run.resolved_period_s
             observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
+            if settings.record.file is not None:  # the ECU's recording, labelled when attacked
+                observers.append(recording.simulated_recorder(
+                    self._stack, settings, profile, self.ecu, route, schedule, stats, clock.now,
+                    None if self.attacker is None else self.attacker.first_node_labels,
+                    () if self.attacker is None else self.attacker.plan.manifest()))
             # --stream: virtual time on the viewer's axis, so a simulated hour plots as an hour
             observers += viewers.stream(self._stack, settings.stream.target, lambda: viewers.tick_view(
                 watched, profile, stats, period, lambda now: now))

@@ -417,3 +417,16 @@ def test_a_recording_made_before_the_vehicle_was_recorded_replays_as_the_testbed
     journal.write_text(json.dumps(older) + "\n" + "".join(rest))
     replayed = cli_main("replay", str(log))
     assert replayed.status == 0 and "bit for bit" in replayed.out
+
+
+@pytest.mark.parametrize("name", ["sim.log", "sim.mcap"])
+def test_a_simulations_recording_of_its_ecu_replays_bit_for_bit_in_simulated_time(
+        cli_main: Cli, tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    recorded = cli_main("simulate", "--duration", "5", "--no-progress", "--record", str(path))
+    assert recorded.status == 0, recorded.err
+    replayed = cli_main("replay", str(path))
+    said = replayed.out + replayed.err
+    assert replayed.status == 0 and "ECU replayed 50 ticks (5.0 s)" in said and "bit for bit" in said
+    if name.endswith(".log"):  # sent frames at their tick's simulated time, not the wall clock's
+        assert max(msg.timestamp for msg in can.CanutilsLogReader(str(path))) < 5.0
