@@ -44,7 +44,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.nodes.pedal import ConstantPedal
-from ecu_sim.runs import attacked, viewers
+from ecu_sim.runs import attacked, planned, viewers
 from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress
@@ -111,6 +111,7 @@ class Simulation:
             built = build_node(NodeKind.ECU, port(profile.speed.frame_id), profile, settings,
                                route=load_vehicle_route(settings), schedule=schedule, new_frame=frame)
             self.ecu: Ecu = ecu_of(built)
+            desk = planned.desk(settings, built, profile.speed)  # --control, a campaign case's controls
             #: the fault injector in front of the ECU's transmitter, when the settings give faults
             self.faults: FaultInjector | None = built.faults
             self.ccm: Ccm | None = None
@@ -140,6 +141,7 @@ class Simulation:
             stats = LoopStats()
             period = settings.run.resolved_period_s
             observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
+            observers += [] if desk is None else [desk]
             # --stream: virtual time on the viewer's axis, so a simulated hour plots as an hour
             observers += viewers.stream(self._stack, settings.stream.target, lambda: viewers.tick_view(
                 watched, profile, stats, period, lambda now: now))

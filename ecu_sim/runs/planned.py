@@ -1,0 +1,64 @@
+"""The controls given ahead, ``[controls] apply`` in the INI, ``--control`` on the command line and a
+campaign case's ``controls.apply``, and one a co-simulation peer sends by name.
+
+Their text (ecu_sim.settings.controls) is read when the settings load. Here each becomes the control
+the node's page would send, checked by the same :func:`~ecu_sim.runs.controls.check` against the
+built node before its first tick, so an unknown message or a value outside its DBC range stops
+the run before it starts. A :class:`~ecu_sim.runs.controls.ControlDesk` then applies each one
+before its tick and journals it, and the replay applies the journal's lines like any others.
+"""
+
+from __future__ import annotations
+
+from ecu_sim.codec.role import RoleCodec
+from ecu_sim.errors import ConfigError
+from ecu_sim.nodes.factory import Built
+from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal, check
+from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.settings.controls import ControlSpecError, parse_control
+from ecu_sim.settings.model import Settings
+
+
+def plan(settings: Settings, built: Built, speed: RoleCodec) -> dict[int, list[Control]]:
+    """The settings' controls, checked against ``built``, by the tick each acts before.
+
+    A control that starts when the run is over is a mistake; the end of a window that the run
+    does not reach is not (the run simply ends first)."""
+    period = settings.run.resolved_period_s
+    duration = settings.run.duration_s
+    origin = settings.origins.get("controls.apply", "[controls] apply")
+    planned: dict[int, list[Control]] = {}
+    for text in settings.controls.apply:
+        for index, timed in enumerate(parse_control(text)):
+            if duration is not None and timed.at_s >= duration:
+                if index:
+                    continue
+                raise ConfigError(f"control {text!r} ({origin}) acts at {timed.at_s:g} s, when the "
+                                  f"run of {duration:g} s is over")
+            try:
+                control = check(timed.body, built, speed, period)
+            except ControlError as exc:
+                raise ConfigError(f"control {text!r} ({origin}): {exc.reason}") from None
+            planned.setdefault(ticks_in(timed.at_s, period), []).append(control)
+    return planned
+
+
+def desk(settings: Settings, built: Built, speed: RoleCodec) -> ControlDesk | None:
+    """A desk for the settings' controls, with no journal (a run without a recording); None
+    without any, so a run without controls has no observer more."""
+    if not settings.controls.apply:
+        return None
+    return ControlDesk(built, planned=plan(settings, built, speed))
+
+
+def now(text: str, built: Built, speed: RoleCodec, period_s: float) -> Control:
+    """A control by name that acts at the next tick (a co-simulation peer's): the ``--control``
+    grammar without a time."""
+    try:
+        timed = parse_control(text)
+    except ControlSpecError as exc:
+        raise ControlError(Refusal.MALFORMED, str(exc)) from None
+    if len(timed) != 1 or timed[0].at_s:
+        raise ControlError(Refusal.MALFORMED, f"{text!r}: a control sent while the run goes acts at "
+                                              "the next tick; give it without a time")
+    return check(timed[0].body, built, speed, period_s)
