@@ -12,6 +12,7 @@ ticks, journaled and replayed as one from the page is; only when it acts differs
 ``signal:MESSAGE.SIGNAL=VALUE``    fix a signal's value; with ``@FROM-TO`` it is freed at TO
 ``free:MESSAGE.SIGNAL``            give a fixed signal back to the truck (or its start value)
 ``dtc:NODE=SPN:FMI``               raise a DTC in that node's DM1, lamp on; cleared at TO
+``dtc=SPN:FMI``                    the same in the ECU's own DM1 (the engine's, 0x00)
 =================================  ============================================================
 
 Without a time a control acts from tick 0. Only what the text can tell is checked here: whether
@@ -35,7 +36,7 @@ KINDS: dict[str, tuple[bool, str, bool]] = {
     "free": (False, "", False),
     "dtc": (True, "SPN:FMI, e.g. 1624:2", True),
 }
-_SPEC = re.compile(r"^(?P<kind>[a-z]+):(?P<target>[A-Za-z_][A-Za-z0-9_.]*)(?:=(?P<value>[^@]+))?"
+_SPEC = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<target>[A-Za-z_][A-Za-z0-9_.]*))?(?:=(?P<value>[^@]+))?"
                    r"(?:@(?P<window>.+))?$")
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _WINDOW = re.compile(rf"^(?P<start>{_NUMBER})(?:(?P<sep>[-+])(?P<end>{_NUMBER}))?$")
@@ -62,9 +63,12 @@ def parse_control(text: str) -> list[Timed]:
     match = _SPEC.match(text.strip())
     if match is None:
         raise ControlSpecError(f"{text!r}: expected KIND:TARGET[=VALUE][@FROM[-TO|+DURATION]], {EXAMPLE}")
-    kind, target, value = match["kind"], match["target"], match["value"]
+    kind, target, value = match["kind"], match["target"] or "", match["value"]
     if kind not in KINDS:
         raise ControlSpecError(f"{text!r}: unknown control {kind!r}; known: {', '.join(KINDS)}")
+    if not target and kind != "dtc":
+        named = "signal" if kind in ("signal", "free") else "message"
+        raise ControlSpecError(f"{text!r}: {kind} names a {named} after a ':', {EXAMPLE}")
     takes_value, meaning, undone = KINDS[kind]
     if takes_value and value is None:
         raise ControlSpecError(f"{text!r}: {kind} needs a value, {meaning} ({kind}:{target}=...)")
@@ -112,7 +116,7 @@ def _body(text: str, kind: str, target: str, value: str | None) -> dict[str, Any
     if kind == "dtc":
         if _DTC.match(value.strip()) is None:
             raise ControlSpecError(f"{text!r}: the value of dtc must be SPN:FMI, e.g. 1624:2")
-        return {"fault": f"dtc={value.strip()}", "on": True, "node": target}
+        return {"fault": f"dtc={value.strip()}", "on": True, **({"node": target} if target else {})}
     try:
         number = float(value)
     except ValueError:
