@@ -14,6 +14,7 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.nodes.factory import Built
 from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal, check
+from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.controls import ControlSpecError, parse_control
 from ecu_sim.settings.model import Settings
@@ -62,3 +63,31 @@ def now(text: str, built: Built, speed: RoleCodec, period_s: float) -> Control:
         raise ControlError(Refusal.MALFORMED, f"{text!r}: a control sent while the run goes acts at "
                                               "the next tick; give it without a time")
     return check(timed[0].body, built, speed, period_s)
+
+
+class ByName:
+    """The controls of a stepped ECU (ecu_sim.cosim): the settings' own, at their ticks, and those a
+    co-simulation peer sends by name between its steps, each applied before the next tick by one
+    desk (``desk``, the stepper's tick observer)."""
+
+    def __init__(self, settings: Settings, built: Built, speed: RoleCodec) -> None:
+        self._planned = bool(settings.controls.apply)
+        self.desk = ControlDesk(built, planned=plan(settings, built, speed))
+        self._built = built
+        self._speed = speed
+        self._period_s = settings.run.resolved_period_s
+
+    def observers(self) -> list[TickObserver]:
+        """The desk as a tick observer when the settings plan controls; a peer's need none (they are
+        applied as they come, while the loop stands), so a run without planned ones pays nothing."""
+        return [self.desk] if self._planned else []
+
+    def __call__(self, text: str, before: int) -> str | None:
+        """Apply the control ``text`` before tick ``before``: None when applied, else why not."""
+        try:
+            control = now(text, self._built, self._speed, self._period_s)
+        except ControlError as exc:
+            return exc.reason
+        told: list[str | None] = []
+        self.desk.apply_now(control, before, lambda tick, problem: told.append(problem))
+        return told[0]
