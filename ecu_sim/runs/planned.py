@@ -10,6 +10,8 @@ before its tick and journals it, and the replay applies the journal's lines like
 
 from __future__ import annotations
 
+import logging
+
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.nodes.factory import Built
@@ -19,12 +21,14 @@ from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.controls import ControlSpecError, parse_control
 from ecu_sim.settings.model import Settings
 
+log = logging.getLogger("ecu_sim")
+
 
 def plan(settings: Settings, built: Built, speed: RoleCodec) -> dict[int, list[Control]]:
     """The settings' controls, checked against ``built``, by the tick each acts before.
 
-    A control that starts when the run is over is a mistake; the end of a window that the run
-    does not reach is not (the run simply ends first)."""
+    A control due when the run is over never acts: a warning says so, as for a fault, since a
+    campaign may shorten the runs of a file whose controls stay as written."""
     period = settings.run.resolved_period_s
     duration = settings.run.duration_s
     origin = settings.origins.get("controls.apply", "[controls] apply")
@@ -32,10 +36,10 @@ def plan(settings: Settings, built: Built, speed: RoleCodec) -> dict[int, list[C
     for text in settings.controls.apply:
         for index, timed in enumerate(parse_control(text)):
             if duration is not None and timed.at_s >= duration:
-                if index:
-                    continue
-                raise ConfigError(f"control {text!r} ({origin}) acts at {timed.at_s:g} s, when the "
-                                  f"run of {duration:g} s is over")
+                if not index:  # a window's end that the run does not reach is no news
+                    log.warning("control %s acts at %g s, when the run of %g s is already over; it "
+                                "will not act", text, timed.at_s, duration)
+                continue
             try:
                 control = check(timed.body, built, speed, period)
             except ControlError as exc:

@@ -112,7 +112,8 @@ def test_a_control_leaves_a_simulation_as_it_was_before_its_time_and_changes_it_
     ("signal:ETC2.NoSuchSignal=1", "ETC2 has no signal 'NoSuchSignal'"),
     ("signal:ETC2.TransSelectedGear=999", "must be within its DBC range -125..125"),
     ("stop:ETC2@soon", "the time must be @FROM"),
-    ("stop:ETC2@30", "acts at 30 s, when the run of 20 s is over"),
+    ("stop:ETC2@15-10", "the window ends before it starts"),
+    ("send:ETC2@5-10", "send takes a time @FROM, not a window"),
     ("cycle:ETC2=0", "cycle_ms must be 1..3600000 ms"),
     ("dtc:NOBODY=1624:2", "no node 'NOBODY' here"),
     ("warp:ETC2", "unknown control 'warp'"),
@@ -129,3 +130,9 @@ def test_a_control_in_the_ini_that_cannot_be_read_names_the_file(cli_main: Cli, 
     ini.write_text("[controls]\napply = stop:ETC2@-1\n")
     result = cli_main(*SIMULATE, "--config", str(ini))
     assert result.status == 2 and f"[controls] apply in {ini}" in result.err, result.err
+
+
+def test_a_control_due_after_the_run_is_over_is_a_warning_and_the_run_goes_on(cli_main: Cli) -> None:
+    result = cli_main(*SIMULATE, "--control", "stop:ETC2@30")
+    assert result.status == 0, result.err
+    assert "stop:ETC2@30 acts at 30 s, when the run of 20 s is already over" in result.err
