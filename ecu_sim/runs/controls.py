@@ -1,5 +1,9 @@
 """Controls a person applies while a node runs (its page, ``--web``), and their replay.
 
+The same controls written ahead with a time (``--control``, ``[controls] apply``, a campaign
+case's) or sent by name by a co-simulation peer are checked and applied here too, through
+ecu_sim.runs.planned: one check, one application between ticks, one journal line.
+
 A control is checked where it arrives (types, ranges, whether it applies to this node: a
 :class:`ControlError` says why not), then queued; the loop applies it at the next tick boundary,
 in :class:`ControlDesk`, a tick observer that comes after the recorder. So the node never sees a
