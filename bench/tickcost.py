@@ -83,7 +83,9 @@ def loop_tick_us(ticks: int) -> float:
 def powertrain_seconds_us(seconds: int) -> dict[str, float]:
     """A simulated second of the class6 truck on the j1939 profile with its CCM: the single node at
     its 100 ms tick, ``--network powertrain`` at its 10 ms base tick (the CCM every 10th), and the
-    powertrain with ``--fms`` and a restbus of 30 messages (:func:`restbus_dbc`) on top."""
+    powertrain with ``--fms`` and a restbus of 30 messages (:func:`restbus_dbc`) on top; the
+    powertrain with ``--fms`` and a ``--control`` due at the end, so the desk that would apply it
+    is a tick observer through the whole run, beside the same case without it."""
     from ecu_sim.settings.model import J1939Settings
 
     found = {}
@@ -91,28 +93,40 @@ def powertrain_seconds_us(seconds: int) -> dict[str, float]:
         restbus = os.path.join(folder, "restbus30.dbc")
         with open(restbus, "w", encoding="utf-8") as out:
             out.write(restbus_dbc())
-        #: per case: the network's settings and whether ``--fms`` is on
-        cases = {"single": (J1939Settings(network="single"), False),
-                 "powertrain": (J1939Settings(network="powertrain"), False),
+        powertrain = J1939Settings(network="powertrain")
+        controls = ("stop:TCO1@3599",)  # due after the measured seconds: the desk's own cost
+        #: per case: the network's settings, whether ``--fms`` is on, the ``--control``s
+        cases = {"single": (J1939Settings(network="single"), False, ()),
+                 "powertrain": (powertrain, False, ()),
                  "powertrain + fms + 30-message restbus": (J1939Settings(network="powertrain",
-                                                                         restbus=(restbus,)), True)}
-        for name, (j1939, fms) in cases.items():
-            found[f"simulated second, class6 j1939 {name}, ECU + CCM"] = _second_us(j1939, fms, seconds)
+                                                                         restbus=(restbus,)), True, ()),
+                 "powertrain + fms": (powertrain, True, ()),
+                 "powertrain + fms + a --control": (powertrain, True, controls)}
+        for name, (j1939, fms, planned) in cases.items():
+            found[f"simulated second, class6 j1939 {name}, ECU + CCM"] = _second_us(j1939, fms, seconds,
+                                                                                    planned)
     return found
 
 
-def _second_us(j1939: J1939Settings, fms: bool, seconds: int) -> float:
+def _second_us(j1939: J1939Settings, fms: bool, seconds: int, controls: tuple[str, ...] = ()) -> float:
     """CPU microseconds per simulated second, best of three, past the claims and start-up."""
     import dataclasses
 
     from ecu_sim.runs import simulation
     from ecu_sim.runs.prepare import prepare
-    from ecu_sim.settings.model import FmsSettings, ProfileSettings, RunSettings, Settings, VehicleSettings
+    from ecu_sim.settings.model import (
+        ControlSettings,
+        FmsSettings,
+        ProfileSettings,
+        RunSettings,
+        Settings,
+        VehicleSettings,
+    )
 
     settings, profile = prepare(Settings(
         profile=ProfileSettings(name="j1939"), vehicle=VehicleSettings(preset="class6"),
         run=dataclasses.replace(RunSettings(), duration_s=3600.0, grade_pct=0.0),
-        j1939=j1939, fms=FmsSettings(enabled=fms)))
+        j1939=j1939, fms=FmsSettings(enabled=fms), controls=ControlSettings(apply=controls)))
     ticks = round(seconds / settings.run.resolved_period_s)
     best = float("inf")
     for _ in range(3):

@@ -22,6 +22,7 @@ from ecu_sim.campaign.spec import Program
 from ecu_sim.cosim.server import CosimServer
 from ecu_sim.cosim.stepper import Stepper
 from ecu_sim.io.trace import CsvTrace
+from ecu_sim.runs.planned import ByName
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.simulation import fault_schedule, run_ticks
 from ecu_sim.runtime.loop import TickObserver
@@ -38,16 +39,19 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
     schedule = fault_schedule(settings, profile)
     ticks = run_ticks(settings)
     probes: list[Probe] = []
+    controls: list[ByName] = []
 
     def watch(stepper: Stepper) -> list[TickObserver]:
         probes.append(Probe(stepper))
-        return [probes[0]] if trace is None else [probes[0], CsvTrace(trace, stepper.ecu)]
+        controls.append(ByName(settings, stepper.built, profile.speed))  # the case's and the program's
+        observers: list[TickObserver] = [*controls[0].observers(), probes[0]]
+        return observers if trace is None else [*observers, CsvTrace(trace, stepper.ecu)]
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock, \
             Stepper(settings, profile, load_vehicle_route(settings), schedule, watch) as stepper:
         sock.bind((HOST, 0))
         argv = command_line(program, settings, HOST, int(sock.getsockname()[1]), case.id)
-        server = CosimServer(sock, stepper, program.silent_s, ticks)
+        server = CosimServer(sock, stepper, program.silent_s, ticks, controls=controls[0])
         with Child(argv, case.folder, program.grace_s) as child:
             done = threading.Event()
             watcher = threading.Thread(target=_watch, args=(child, server, stepper, program.silent_s, done),

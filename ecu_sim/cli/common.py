@@ -93,6 +93,11 @@ def add_ecu_options(parser: argparse.ArgumentParser) -> None:
                     "(distance, fuel, hours, level, coolant, weights, TCO1; docs/whole-truck.md)")
     add_option(group, "--fms-state", key="fms.state_file", metavar="FILE",
                help="--fms: the totals persist in FILE between runs (written atomically)")
+    add_option(group, "--control", key="controls.apply", action="append", metavar="SPEC",
+               help="with --network powertrain: a control of the node's page at a time, e.g. "
+                    "stop:TCO1@30, send:TCO1@40, cycle:TCO1=200, free:AMB.AmbientAirTemperature, "
+                    "signal:TCO1.Driver1WorkingState=2@10-20, dtc:TACHOGRAPH=1624:2@5 "
+                    "(repeatable; docs/whole-truck.md)")
     add_option(group, "--wheelbase", key="vehicle.wheelbase_m", type=float, metavar="M",
                help="front to rear axle, over which the slope of a road is felt: elevations, GPX "
                     "and appendix-d, every route for class6 (default 5 m)")

@@ -25,6 +25,7 @@ from ecu_sim.errors import ConfigError, EcuSimError
 from ecu_sim.faults import injector
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.runtime.cores import usable_cores
+from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.runtime.ticks import ticks_in
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from ecu_sim.cosim.server import CosimServer
     from ecu_sim.cosim.stepper import Stepper
     from ecu_sim.runs import attacked
+    from ecu_sim.runs.planned import ByName
     from ecu_sim.runs.prepare import load_vehicle_route, prepare
 
     settings, profile = prepare(common.settings(args))
@@ -108,11 +110,19 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise EcuSimError(f"cannot listen on udp {args.listen}: {exc.strerror or exc}; choose another "
                           "--listen address or port") from None
-    with sock, Stepper(settings, profile, load_vehicle_route(settings), schedule,
-                       attacker=None if attacks is None else attacker) as stepper:
+    controls: list[ByName] = []
+
+    def watch(stepper: Stepper) -> list[TickObserver]:
+        """--control's controls at their ticks, and the peer's by name before its next tick."""
+        controls.append(ByName(settings, stepper.built, profile.speed))
+        return controls[0].observers()
+
+    with sock, Stepper(settings, profile, load_vehicle_route(settings), schedule, watch,
+                        attacker=None if attacks is None else attacker) as stepper:
+        duration = settings.run.duration_s
         server = CosimServer(sock, stepper, args.peer_timeout,
                              None if duration is None else max(1, ticks_in(duration, stepper.period_s)),
-                             busy_poll_s)
+                             busy_poll_s, controls[0])
         bound = sock.getsockname()
         log.info("cosim: listening on udp %s:%d, profile %s, period %g s, %d inputs, %d outputs, "
                  "busy poll %g ms", bound[0], bound[1], profile.name, stepper.period_s,

@@ -14,6 +14,10 @@ uint32 frame count, then one record per frame: uint32 identifier (bit 31 extende
 as in SocketCAN), uint32 tick offset within the step, uint8 length, uint8 flags (bit 0 FD, bit 1
 bit-rate switch, bit 2 error state indicator), two zero bytes, and the data padded with zeros to
 8 bytes (64 for an FD frame).
+
+A request with n = 0 is a control by name: the header, then the control as UTF-8 text in the
+``--control`` grammar without a time (``stop:TCO1``), which acts before the next tick. Its answer
+is the header with n = 0 and that tick, then what was done as text; or an error answer.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ class ErrorCode:
     VERSION = 2
     STALE = 3
     TOO_LONG = 4
+    #: a control by name that this ECU cannot apply (an unknown message, a value out of range)
+    REFUSED = 5
 
 
 class ProtocolError(ValueError):
@@ -90,12 +96,17 @@ class Datagram:
     def is_error(self) -> bool:
         return self.n < 0
 
+    @property
+    def is_control(self) -> bool:
+        """A control by name (n = 0), its text in ``message``."""
+        return self.n == 0
+
 
 def encode(datagram: Datagram) -> bytes:
     """The bytes of a request or answer; an error answer when ``datagram.n`` is negative."""
     head = HEADER.pack(float(datagram.version), float(datagram.seq), float(datagram.n),
                        float(datagram.tick))
-    if datagram.n < 0:
+    if datagram.n <= 0:
         return head + datagram.message.encode("utf-8")
     body = struct.pack(f"<{len(datagram.values)}d", *datagram.values)
     if datagram.frames is None:
@@ -142,6 +153,8 @@ def decode(data: bytes, values: int | None) -> Datagram:
     seq, n, tick = _integer(seq_f, "sequence number"), _integer(n_f, "n"), _integer(tick_f, "tick")
     if n < 0:
         return Datagram(seq, n, tick, (), message=data[HEADER_SIZE:].decode("utf-8", "replace"))
+    if n == 0:
+        return Datagram(seq, n, tick, (), message=_control_text(data[HEADER_SIZE:]))
     if values is None:
         if (len(data) - HEADER_SIZE) % 8:
             raise ProtocolError(ErrorCode.MALFORMED, f"datagram of {len(data)} bytes is not a whole "
@@ -183,6 +196,19 @@ def decode_frames(data: bytes, start: int) -> tuple[Frame, ...]:
         raise ProtocolError(ErrorCode.MALFORMED, f"{len(data) - at} bytes after the last of {count} "
                                                  "frames")
     return tuple(frames)
+
+
+def _control_text(body: bytes) -> str:
+    """The text of a control request; anything else with n = 0 is a step of no ticks."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    if not text.strip() or not text.isprintable():
+        raise ProtocolError(ErrorCode.MALFORMED, "n = 0 asks for a control by name, whose text must "
+                                                 "follow the header (e.g. stop:TCO1); a step runs at "
+                                                 "least one tick")
+    return text.strip()
 
 
 def _integer(value: float, what: str) -> int:

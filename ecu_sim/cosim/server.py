@@ -23,6 +23,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,8 @@ log = logging.getLogger("ecu_sim")
 MAX_CAN_STEP_TICKS = 2000
 #: most ticks one request may ask for at all (a mistyped n would otherwise run for days)
 MAX_STEP_TICKS = 10_000_000
+#: applies a control by name before the given tick: None when applied, else why not
+Controls = Callable[[str, int], str | None]
 
 
 @dataclass
@@ -53,9 +56,12 @@ class CosimServer:
     """Answers one peer's requests on ``sock`` with ``stepper``'s outputs."""
 
     def __init__(self, sock: socket.socket, stepper: Stepper, peer_timeout_s: float,
-                 max_ticks: int | None = None, busy_poll_s: float = 0.0) -> None:
+                 max_ticks: int | None = None, busy_poll_s: float = 0.0,
+                 controls: Controls | None = None) -> None:
         """``max_ticks``: the run's length (``--duration``); the answer that reaches it ends the run.
-        ``busy_poll_s``: how long to poll for the next request without blocking after an answer."""
+        ``busy_poll_s``: how long to poll for the next request without blocking after an answer.
+        ``controls``: what applies a peer's control by name (ecu_sim.runs.planned); None: none."""
+        self._controls = controls
         self._sock = sock
         self._busy_poll_s = busy_poll_s
         self._max_ticks = max_ticks
@@ -146,8 +152,26 @@ class CosimServer:
                 self.stats.gaps += 1
                 log.warning("sequence gap: request %d after %d (%d numbers skipped); stepping on",
                             request.seq, last, request.seq - last - 1)
+        answer = self._control(request) if request.is_control else self._step(request)
+        self._last_seq, self._last_answer = request.seq, answer
+        return answer
+
+    def _control(self, request: Datagram) -> bytes:
+        """A control by name, applied now, while the loop stands between two ticks."""
+        before = self._stepper.next_tick
+        if self._controls is None:
+            raise ProtocolError(ErrorCode.REFUSED, "this ECU takes no controls by name")
+        problem = self._controls(request.message, before)
+        if problem is not None:
+            raise ProtocolError(ErrorCode.REFUSED, f"{request.message}: {problem}")
+        log.info("control %s by the peer, before tick %d", request.message, before)
+        return protocol.encode(Datagram(request.seq, 0, before, (),
+                                        message=f"{request.message} before tick {before}"))
+
+    def _step(self, request: Datagram) -> bytes:
         self._check(request)
         outputs, frames = self._stepper.step(request.n, request.values, request.frames)
+        self.stats.steps += 1
         answer = protocol.encode(Datagram(request.seq, request.n, self._stepper.next_tick - 1, outputs,
                                           frames))
         if len(answer) > protocol.MAX_DATAGRAM:
@@ -155,8 +179,6 @@ class CosimServer:
                 request.seq, self._stepper.next_tick - 1, ErrorCode.TOO_LONG,
                 f"the step ran, but its {len(frames or ())} frames do not fit one datagram: ask for "
                 "fewer ticks"))
-        self._last_seq, self._last_answer = request.seq, answer
-        self.stats.steps += 1
         return answer
 
     def _check(self, request: Datagram) -> None:

@@ -1,5 +1,9 @@
 """Controls a person applies while a node runs (its page, ``--web``), and their replay.
 
+The same controls written ahead with a time (``--control``, ``[controls] apply``, a campaign
+case's) or sent by name by a co-simulation peer are checked and applied here too, through
+ecu_sim.runs.planned: one check, one application between ticks, one journal line.
+
 A control is checked where it arrives (types, ranges, whether it applies to this node: a
 :class:`ControlError` says why not), then queued; the loop applies it at the next tick boundary,
 in :class:`ControlDesk`, a tick observer that comes after the recorder. So the node never sees a
@@ -25,8 +29,8 @@ The controls, one per request, as JSON:
 
 from __future__ import annotations
 
-import enum
-import math
+import functools
+import logging
 import queue
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -39,35 +43,19 @@ from ecu_sim.faults import injector
 from ecu_sim.faults.spec import DTC_KIND, parse_fault
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, kinds_taking
-from ecu_sim.powertrain.live import LiveMessages
-from ecu_sim.powertrain.network import Powertrain
+from ecu_sim.runs.live_controls import apply_live, check_live, powertrain_of
+from ecu_sim.runs.refusals import ControlError as ControlError
+from ecu_sim.runs.refusals import Refusal as Refusal
+from ecu_sim.runs.refusals import number as as_number
+from ecu_sim.runs.refusals import switch
+
+log = logging.getLogger("ecu_sim")
 
 #: every control's name, in the order the page shows them
 NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record", "message", "signal")
 #: the keys that go with a control beside its own
 _COMPANIONS = {"on": "fault", "node": "fault", "send": "message", "cycle_ms": "message", "value": "signal"}
 RECORD_ACTIONS = ("start", "stop")
-_SWITCH_WORDS = {"on": True, "off": False}
-
-
-class Refusal(enum.Enum):
-    """Why a control is refused, as its sender can act on it; the page's server says it in HTTP."""
-
-    #: not a control: the wrong shape, an unknown name, a value of the wrong type
-    MALFORMED = "malformed"
-    #: a control of another kind of node, or one this node cannot apply (its frames are the kernel's)
-    NOT_HERE = "not here"
-    #: a well-formed value outside the range the DBC or the control allows
-    OUT_OF_RANGE = "out of range"
-
-
-class ControlError(Exception):
-    """A control that cannot be applied: ``refusal`` says which kind of mistake, ``reason`` the rest."""
-
-    def __init__(self, refusal: Refusal, reason: str) -> None:
-        super().__init__(reason)
-        self.refusal = refusal
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -113,18 +101,18 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
         raise ControlError(Refusal.NOT_HERE,
             f"{name} is a control of {_described(owners)}; this node is the {built.kind.name}")
     if name == "set_speed_kph":
-        number = _number(name, value)
+        number = as_number(name, value)
         if not speed.minimum <= number <= speed.maximum:
             raise ControlError(Refusal.OUT_OF_RANGE,
                 f"set_speed_kph must be within the DBC range of the speed signal, "
                 f"{speed.minimum:g}..{speed.maximum:g} (got {number:g})")
         return Control(name, number)
     if name == "cruise":
-        return Control(name, _switch(name, value))
+        return Control(name, switch(name, value))
     if name == "pedal_override":
         if value is None:
             return Control(name, None)
-        number = _number(name, value)
+        number = as_number(name, value)
         if not 0.0 <= number <= 100.0:
             raise ControlError(Refusal.OUT_OF_RANGE,
                 f"pedal_override must be 0..100 % or null to release it (got {number:g})")
@@ -132,7 +120,7 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
     if name == "fault":
         return _fault(body, value, built, period_s)
     if name in ("message", "signal"):
-        return Control(name, _live(name, body, built))
+        return Control(name, check_live(name, body, built))
     if value not in RECORD_ACTIONS:
         raise ControlError(Refusal.MALFORMED, f"record must be \"start\" or \"stop\" (got {value!r})")
     return Control(name, value)
@@ -145,21 +133,6 @@ def _described(kinds: list[NodeKind]) -> str:
     return " and ".join(f"the {kind.name}" for kind in kinds)
 
 
-def _number(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ControlError(Refusal.MALFORMED, f"{name} must be a finite number (got {value!r})")
-    return float(value)
-
-
-def _switch(name: str, value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in _SWITCH_WORDS:
-        return _SWITCH_WORDS[value.lower()]
-    raise ControlError(Refusal.MALFORMED,
-        f"{name} must be true or false (or \"on\" / \"off\"; got {value!r})")
-
-
 def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float) -> Control:
     if not isinstance(value, str):
         raise ControlError(Refusal.MALFORMED,
@@ -168,7 +141,7 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
     if "on" not in body:
         raise ControlError(Refusal.MALFORMED,
             'a fault needs "on": true to switch it on or false to switch it off')
-    on = _switch("on", body["on"])
+    on = switch("on", body["on"])
     try:
         fault = parse_fault(value, "fault")
     except ConfigError as exc:
@@ -179,7 +152,7 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
             "tick it is switched on to the tick it is switched off")
     if fault.kind == DTC_KIND and "node" in body:
         node = body["node"]
-        powertrain = _powertrain(built)
+        powertrain = powertrain_of(built)
         parts = {} if powertrain is None else powertrain.others
         if node not in parts:
             raise ControlError(Refusal.NOT_HERE, f"no node {node!r} here; the powertrain's and the "
@@ -204,73 +177,10 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
     return Control("fault", fault, on)
 
 
-def _powertrain(built: Built) -> Powertrain | None:
-    """The ECU's ``--network powertrain`` (else None), by name: only the factory knows node classes."""
-    return getattr(built.node, "powertrain", None)
-
-
-def _messages(built: Built) -> LiveMessages:
-    powertrain = _powertrain(built)
-    if powertrain is None:
-        raise ControlError(Refusal.NOT_HERE, "messages and signals are controlled on the powertrain "
-                                             "network (--network powertrain)")
-    return powertrain.live
-
-
-def _live(name: str, body: Mapping[str, Any], built: Built) -> dict[str, Any]:
-    """A message or signal control checked against the messages the node sends."""
-    messages = _messages(built)
-    text = body[name]
-    if not isinstance(text, str):
-        raise ControlError(Refusal.MALFORMED, f"{name} must be a name, e.g. \"TCO1\" (got {text!r})")
-    message_name, _, signal_name = text.partition(".") if name == "signal" else (text, "", "")
-    found = messages.find(message_name)
-    if found is None:
-        raise ControlError(Refusal.OUT_OF_RANGE, f"no message {message_name!r} is sent here; known: "
-                                                 f"{', '.join(messages.names())}")
-    if name == "message":
-        if ("send" in body) == ("cycle_ms" in body):
-            raise ControlError(Refusal.MALFORMED, 'a message control takes "send" or "cycle_ms"')
-        if "send" in body:
-            return {"message": text, "send": _switch("send", body["send"])}
-        cycle = _number("cycle_ms", body["cycle_ms"])
-        if not 1.0 <= cycle <= 3_600_000.0:
-            raise ControlError(Refusal.OUT_OF_RANGE, f"cycle_ms must be 1..3600000 ms (got {cycle:g})")
-        return {"message": text, "cycle_ms": cycle}
-    signals = {s.name: s for s in found.message.signals}
-    if signal_name not in signals:
-        raise ControlError(Refusal.OUT_OF_RANGE, f"{message_name} has no signal {signal_name!r}; known: "
-                                                 f"{', '.join(signals)}")
-    if "value" not in body:
-        raise ControlError(Refusal.MALFORMED, 'a signal control takes "value": a number, or null to release')
-    if body["value"] is None:
-        return {"signal": text, "value": None}
-    value, signal = _number("value", body["value"]), signals[signal_name]
-    low, high = signal.minimum, signal.maximum
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ControlError(Refusal.OUT_OF_RANGE, f"{text} must be within its DBC range {low:g}..{high:g} "
-                                                 f"(got {value:g})")
-    return {"signal": text, "value": value}
-
-
-def _apply_live(name: str, value: Mapping[str, Any], built: Built, tick: int) -> str | None:
-    messages = _messages(built)
-    if name == "signal":
-        message_name, _, signal_name = str(value["signal"]).partition(".")
-        messages.fix(message_name, signal_name, value["value"])
-        return None
-    if "cycle_ms" in value:
-        messages.cycle(value["message"], value["cycle_ms"], tick)
-        return None
-    if messages.send(value["message"], value["send"]):
-        return None
-    return f"message {value['message']} is already {'sent' if value['send'] else 'stopped'}"
-
-
 def apply(control: Control, built: Built, tick: int) -> str | None:
     """Apply ``control`` before ``tick``; None when applied, else why it changed nothing."""
     if control.name in ("message", "signal"):
-        return _apply_live(control.name, control.value, built, tick)
+        return apply_live(control.name, control.value, built, tick)
     if control.name == "fault":
         return _switch_fault(control, built, tick)
     if control.name in built.node.CONTROLS:
@@ -280,7 +190,7 @@ def apply(control: Control, built: Built, tick: int) -> str | None:
 
 def _switch_fault(control: Control, built: Built, tick: int) -> str | None:
     fault, on = control.value, control.on
-    powertrain = _powertrain(built) if control.node is not None else None
+    powertrain = powertrain_of(built) if control.node is not None else None
     network = built.node.network if powertrain is None else powertrain.others[str(control.node)]
     if fault.kind == DTC_KIND and fault.dtc is not None and network is not None:
         changed = network.switch_dtc(Dtc(*fault.dtc), on, tick)
@@ -295,26 +205,39 @@ def _switch_fault(control: Control, built: Built, tick: int) -> str | None:
 Done = Callable[[int | None, str | None], None]
 
 
+def _told(control: Control, tick: int | None, problem: str | None) -> None:
+    """A planned control, in the log: applied, or why it changed nothing."""
+    if problem is None:
+        log.info("control %s applied before tick %s", control.record(), tick)
+    else:
+        log.warning("control %s changed nothing: %s", control.record(), problem)
+
+
 class ControlDesk:
     """A tick observer that applies the queued controls between ticks and journals each one.
 
     ``journal`` takes an applied control's record (the recorder's); ``marks`` takes the record
     controls with their tick (the session recording, ecu_sim.web.session) and says why one
     changed nothing. ``replayed`` holds a journal's controls by the tick they acted before, for a
-    replay: then nothing is queued.
+    replay: then nothing is queued. ``planned`` holds checked controls by the tick they act
+    before (the settings', ecu_sim.runs.planned). What is due before tick 0 is applied as the desk
+    is made: the runs make it once the node is built, before its loop runs.
     """
 
     def __init__(self, built: Built, journal: Callable[[dict[str, Any]], None] | None = None,
                  marks: Callable[[str, int], str | None] | None = None,
                  replayed: Mapping[int, list[dict[str, Any]]] | None = None,
-                 speed: RoleCodec | None = None, period_s: float = 0.1) -> None:
+                 speed: RoleCodec | None = None, period_s: float = 0.1,
+                 planned: Mapping[int, list[Control]] | None = None) -> None:
         self._built = built
         self._journal = journal
         self._marks = marks
         self._replayed = dict(replayed or {})
+        self._planned = dict(planned or {})
         self._speed = speed
         self._period_s = period_s
         self._queue: queue.SimpleQueue[tuple[Control, Done]] = queue.SimpleQueue()
+        self._due(0)
 
     def submit(self, control: Control, done: Done) -> None:
         """Queue a checked control from any thread; ``done`` is called from the loop's thread."""
@@ -322,18 +245,31 @@ class ControlDesk:
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         before = tick + 1
-        if self._replayed:
-            for record in self._replayed.pop(before, ()):
-                self._replay(record, before)
+        self._due(before)
         pending = self._queue
         while not pending.empty():
             control, done = pending.get_nowait()
-            problem = (apply(control, self._built, before) if control.name != "record"
-                       else "this node makes no recording" if self._marks is None
-                       else self._marks(control.value, before))
-            if problem is None and self._journal is not None:
-                self._journal(control.record())
-            done(None if problem is not None else before, problem)
+            self.apply_now(control, before, done)
+
+    def apply_now(self, control: Control, before: int, done: Done) -> None:
+        """Apply a checked control before tick ``before`` and journal it. Only the loop's own thread
+        calls this, between two ticks: the desk's ``on_tick``, or a lockstep peer's request
+        (ecu_sim.cosim), whose loop stands still between its steps."""
+        problem = (apply(control, self._built, before) if control.name != "record"
+                   else "this node makes no recording" if self._marks is None
+                   else self._marks(control.value, before))
+        if problem is None and self._journal is not None:
+            self._journal(control.record())
+        done(None if problem is not None else before, problem)
+
+    def _due(self, before: int) -> None:
+        """The replayed and the planned controls that act before tick ``before``."""
+        if self._replayed:
+            for record in self._replayed.pop(before, ()):
+                self._replay(record, before)
+        if self._planned:
+            for control in self._planned.pop(before, ()):
+                self.apply_now(control, before, functools.partial(_told, control))
 
     def _replay(self, record: dict[str, Any], tick: int) -> None:
         if "record" in record:

@@ -26,7 +26,7 @@ from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
-from ecu_sim.runs import tuned
+from ecu_sim.runs import planned, tuned
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.simulation import fault_schedule, run_ticks
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
@@ -74,7 +74,8 @@ class PrivateRun:
             self.settings = settings
             self.stats = LoopStats()
             clock = tuned.clock(settings, None)
-            observers = [] if watch is None else list(watch(self))
+            desk = planned.desk(settings, built, profile.speed)  # a campaign case's controls
+            observers = [*([] if desk is None else [desk]), *([] if watch is None else watch(self))]
             self._between = tuned.collector(settings)
             if self._between is not None:
                 observers.append(self._between)

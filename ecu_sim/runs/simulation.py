@@ -47,7 +47,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.nodes.pedal import ConstantPedal
-from ecu_sim.runs import attacked, recording, viewers
+from ecu_sim.runs import attacked, planned, recording, viewers
 from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress
@@ -144,11 +144,14 @@ class Simulation:
             stats = LoopStats()
             period = settings.run.resolved_period_s
             observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
-            if settings.record.file is not None:  # the ECU's recording, labelled when attacked
-                observers.append(recording.simulated_recorder(
-                    self._stack, settings, profile, self.ecu, route, schedule, stats, clock.now,
-                    None if self.attacker is None else self.attacker.first_node_labels,
-                    () if self.attacker is None else self.attacker.plan.manifest()))
+            recorder = None if settings.record.file is None else recording.simulated_recorder(
+                self._stack, settings, profile, self.ecu, route, schedule, stats, clock.now,
+                None if self.attacker is None else self.attacker.first_node_labels,
+                () if self.attacker is None else self.attacker.plan.manifest())
+            observers += [] if recorder is None else [recorder]  # the ECU's, labelled when attacked
+            desk = planned.desk(settings, built, profile.speed,
+                                None if recorder is None else recorder.control)
+            observers += [] if desk is None else [desk]
             # --stream: virtual time on the viewer's axis, so a simulated hour plots as an hour
             observers += viewers.stream(self._stack, settings.stream.target, lambda: viewers.tick_view(
                 watched, profile, stats, period, lambda now: now))

@@ -16,6 +16,7 @@ from typing import Any
 from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
+from ecu_sim.settings.controls import ControlSettings as ControlSettings
 from ecu_sim.settings.fms import FmsSettings as FmsSettings
 from ecu_sim.settings.j1939 import NETWORKS as NETWORKS
 from ecu_sim.settings.j1939 import POWERTRAIN as POWERTRAIN
@@ -301,6 +302,7 @@ class Settings:
     j1939: J1939Settings = field(default_factory=J1939Settings)
     ccm: CcmSettings = field(default_factory=CcmSettings)
     fms: FmsSettings = field(default_factory=FmsSettings)
+    controls: ControlSettings = field(default_factory=ControlSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -322,6 +324,7 @@ SECTIONS: dict[str, type[Any]] = {
     "j1939": J1939Settings,
     "ccm": CcmSettings,
     "fms": FmsSettings,
+    "controls": ControlSettings,
 }
 BUS_SECTION = "bus"
 
