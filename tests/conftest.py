@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -250,9 +251,10 @@ class Node:
 
     def __init__(self, *args: str, inside: Sequence[str] = ()) -> None:
         """``inside``: a command the process runs under, e.g. ``ip netns exec NAME``."""
+        # faulthandler: a process that hangs is made to print every thread's stack (wait below)
         self.process = subprocess.Popen([*inside, *ecu_sim_command(*args)], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                        env=clean_env())
+                                        env={**clean_env(), "PYTHONFAULTHANDLER": "1"})
         self._lines: list[str] = []
         self._ended = False
         self._changed = threading.Condition()
@@ -291,8 +293,18 @@ class Node:
                     raise AssertionError(f"no log line /{pattern}/ after {HANG_S:g} s (hung?):\n{self.log}")
 
     def wait(self) -> int:
-        """Wait for the process to end by itself; its exit status."""
-        status = self.process.wait(HANG_S)
+        """Wait for the process to end by itself; its exit status. One that does not end within
+        HANG_S is hung: SIGABRT makes it print its threads' stacks into the log, which the
+        failure shows."""
+        try:
+            status = self.process.wait(HANG_S)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGABRT)
+            with suppress(subprocess.TimeoutExpired):
+                self.process.wait(10)
+            self._reader.join(10)
+            raise AssertionError(f"the process did not end within {HANG_S:g} s (hung); its log and "
+                                 f"stacks:\n{self.log}") from None
         self._reader.join(HANG_S)
         return status
 

@@ -268,8 +268,8 @@ def _max_ticks(settings: Settings) -> int | None:
 def _stop_on_signals(loop: TickLoop) -> Iterator[None]:
     """SIGINT and SIGTERM end the run after the current tick, so output is flushed and exit is 0."""
     def handler(signum: int, frame: object) -> None:
+        loop.stop()  # first: the log line below may fail (a closed or full pipe), the stop must not
         log.info("%s received, stopping", signal.Signals(signum).name)
-        loop.stop()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
