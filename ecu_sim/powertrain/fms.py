@@ -11,7 +11,9 @@ Each is the integral of what the bus already says, so a reader can check one aga
   the ambient temperature while the engine stands, a thermostat-held temperature that rises
   with the load while it runs (:data:`WARM_C`, :data:`LOAD_RISE_C`, :data:`TIME_CONSTANT_S`: an
   illustration of a warm-up, not a measured engine);
-- the combination weight (SPN 1760, 1585) is the truck's mass with its payload.
+- the combination weight (SPN 1760, 1585) is the truck's mass with its payload;
+- the VIN (SPN 237) is text from the settings, not a number the truck steps: it is written once
+  into its message's payload (:func:`fms_texts`).
 
 The totals persist in a state file, written atomically (a temporary file renamed over it), every
 :data:`SAVE_EVERY_S` of simulated time, as a truck's odometer keeps its count; the tick that falls
@@ -39,6 +41,8 @@ TIME_CONSTANT_S: Final = 300.0
 #: simulated seconds between two writes of the state file
 SAVE_EVERY_S: Final = 10.0
 _KPH_TO_MPS: Final = 1.0 / 3.6
+#: the vehicle identification number's SPN (VI, PGN 65260)
+VIN_SPN: Final = 237
 
 
 class FmsValues(NamedTuple):
@@ -60,6 +64,12 @@ class FmsValues(NamedTuple):
 FMS_SPNS: Final = {917: "total_distance_m", 5054: "total_fuel_l", 247: "engine_hours_h", 96: "fuel_level_pct",
                    110: "coolant_c", 171: "ambient_c", 1760: "combination_kg", 1585: "combination_kg",
                    1612: "driver1_state", 1613: "driver2_state", 1611: "vehicle_motion"}
+
+
+def fms_texts(settings: FmsSettings) -> dict[int, str]:
+    """The text SPNs a restbus signal carries from the settings, by SPN: the VIN when one is set
+    (without it VI stays "not available", as a signal with no value does)."""
+    return {} if settings.vin is None else {VIN_SPN: settings.vin}
 
 
 class Totals(NamedTuple):

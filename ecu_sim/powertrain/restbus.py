@@ -5,24 +5,27 @@ J1939 network part of its own (:func:`ecu_sim.member.part.build_member`: its NAM
 from the DBC, its claim, its answers to requests, its DM1, empty unless a DTC is raised), and
 messages that are :class:`~ecu_sim.powertrain.engine_frames.EngineMessage`\\ s on the one
 schedule, sent only while its claim stands. A signal whose SPN is one the truck has carries the
-truck's reading (:data:`RESTBUS_FIELDS`); the others carry the DBC's start value or "not
-available" (:mod:`ecu_sim.codec.restbus`). A node at an address the process already hosts is
+truck's reading (:data:`RESTBUS_FIELDS`); one whose SPN is a text the settings give (the VIN)
+carries that text, written once into the message's payload; the others carry the DBC's start
+value or "not available" (:mod:`ecu_sim.codec.restbus`). A node at an address the process already hosts is
 the hosted one, and is left out.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from cantools.database.can import Message
 
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
 from ecu_sim.codec.profile import Profile, builtin_restbus
 from ecu_sim.codec.restbus import RestbusNode, load_restbus
 from ecu_sim.codec.role import RoleCodec
-from ecu_sim.codec.spn import spn_signals
+from ecu_sim.codec.spn import SignalLayout, spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
@@ -60,8 +63,9 @@ def restbus_files(settings: Settings) -> list[str]:
 
 def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, profile: Profile,
                   settings: J1939Settings, period_s: float, new_frame: FrameFactory,
-                  latest: Callable[[], Sequence[float] | None]) -> RestbusBuilt:
-    """``latest``: the newest readings followed by the FMS values, which a request is answered from."""
+                  latest: Callable[[], Sequence[float] | None], texts: Mapping[int, str]) -> RestbusBuilt:
+    """``latest``: the newest readings followed by the FMS values, which a request is answered from;
+    ``texts``: the text each text SPN carries (:func:`~ecu_sim.powertrain.fms.fms_texts`)."""
     built = RestbusBuilt({}, [])
     taken = set(hosted)
     for path in paths:
@@ -71,12 +75,13 @@ def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, p
                          node.address)
                 continue
             taken.add(node.address)
-            _add_node(built, node, port, profile, settings, period_s, new_frame, latest)
+            _add_node(built, node, port, profile, settings, period_s, new_frame, latest, texts)
     return built
 
 
 def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profile, settings: J1939Settings,
-              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None]) -> None:
+              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None],
+              texts: Mapping[int, str]) -> None:
     messages = []
     for rest in node.messages:
         message = rest.message
@@ -86,7 +91,8 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
                   for spn, signal in spn_signals(message, RESTBUS_FIELDS) if signal.multiplexer_ids is None]
         output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
         every = cycle_ticks(rest.cycle_ms, period_s)
-        messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=rest.base,
+        base = _with_texts(message, rest.base, texts)
+        messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=base,
                                       period_s=period_s),
                          rest.cycle_ms is not None))
 
@@ -106,3 +112,17 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         if cyclic:
             built.messages.append(m)
     built.parts[node.name] = part
+
+
+def _with_texts(message: Message, base: int, texts: Mapping[int, str]) -> int:
+    """``base`` with each text signal (its SPN in ``texts``; Intel, whole bytes) holding its text in
+    ASCII: the text's last bytes when the signal is shorter (FMS sends a subset of the VIN, such as
+    its last eight characters), padded with FFh (not available) when it is longer."""
+    for signal in message.signals:
+        text = texts.get(signal.spn) if signal.spn is not None else None
+        if text is None or signal.byte_order != "little_endian" or signal.start % 8 or signal.length % 8:
+            continue
+        size = signal.length // 8
+        data = text.encode("ascii")[-size:].ljust(size, b"\xff")
+        base = SignalLayout.of(signal).with_raw(base, message.length, int.from_bytes(data, "little"))
+    return base
