@@ -11,7 +11,9 @@ Each is the integral of what the bus already says, so a reader can check one aga
   the ambient temperature while the engine stands, a thermostat-held temperature that rises
   with the load while it runs (:data:`WARM_C`, :data:`LOAD_RISE_C`, :data:`TIME_CONSTANT_S`: an
   illustration of a warm-up, not a measured engine);
-- the combination weight (SPN 1760, 1585) is the truck's mass with its payload;
+- the combination weight (SPN 1760, 1585) is the truck's mass with its payload, and the axle
+  weights (SPN 582, VW) that mass split by ``[fms] front_axle_share``: an assumption of the
+  settings, not a measured truck;
 - the VIN (SPN 237) is text from the settings, not a number the truck steps: it is written once
   into its message's payload (:func:`fms_texts`).
 
@@ -58,12 +60,18 @@ class FmsValues(NamedTuple):
     driver1_state: float
     driver2_state: float
     vehicle_motion: float
+    front_axle_kg: float
+    rear_axle_kg: float
 
 
 #: SPN -> the field of :class:`FmsValues` it carries
 FMS_SPNS: Final = {917: "total_distance_m", 5054: "total_fuel_l", 247: "engine_hours_h", 96: "fuel_level_pct",
                    110: "coolant_c", 171: "ambient_c", 1760: "combination_kg", 1585: "combination_kg",
                    1612: "driver1_state", 1613: "driver2_state", 1611: "vehicle_motion"}
+#: SPN -> the fields it carries on the pages of a multiplexed message, in turn: the axle weight
+#: (VW, multiplexed on the axle location SPN 928) front axle first, as J1939 counts axles front
+#: to back; a page past the last carries "not available"
+PAGED_SPNS: Final = {582: ("front_axle_kg", "rear_axle_kg")}
 
 
 def fms_texts(settings: FmsSettings) -> dict[int, str]:
@@ -128,8 +136,9 @@ class FmsState:
         self._coolant = settings.ambient_c
         self._lag = 1.0 - math.exp(-period_s / TIME_CONSTANT_S)
         self._save_every = max(1, ticks_in(SAVE_EVERY_S, period_s))
+        front_kg = combination_kg * settings.front_axle_share
         self._fixed = (settings.ambient_c, combination_kg, float(settings.driver1_state),
-                       float(settings.driver2_state))
+                       float(settings.driver2_state), front_kg, combination_kg - front_kg)
         #: the totals of the last tick whose save fell due, until :meth:`save_due` writes them
         self._due: Totals | None = None
         self.values = self._values(0.0, 0.0)
@@ -160,7 +169,7 @@ class FmsState:
                       max(self._in_tank - fuel_used_l, 0.0))
 
     def _values(self, fuel_used_l: float, speed_kph: float) -> FmsValues:
-        ambient, combination, driver1, driver2 = self._fixed
+        ambient, combination, driver1, driver2, front, rear = self._fixed
         level = 100.0 * max(self._in_tank - fuel_used_l, 0.0) / self._tank
         return FmsValues(self._distance, self._start.fuel_l + fuel_used_l, self._hours, level, self._coolant,
-                         ambient, combination, driver1, driver2, 1.0 if speed_kph > 0.0 else 0.0)
+                         ambient, combination, driver1, driver2, 1.0 if speed_kph > 0.0 else 0.0, front, rear)

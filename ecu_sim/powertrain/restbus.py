@@ -7,8 +7,10 @@ messages that are :class:`~ecu_sim.powertrain.engine_frames.EngineMessage`\\ s o
 schedule, sent only while its claim stands. A signal whose SPN is one the truck has carries the
 truck's reading (:data:`RESTBUS_FIELDS`); one whose SPN is a text the settings give (the VIN)
 carries that text, written once into the message's payload; the others carry the DBC's start
-value or "not available" (:mod:`ecu_sim.codec.restbus`). A node at an address the process already hosts is
-the hosted one, and is left out.
+value or "not available" (:mod:`ecu_sim.codec.restbus`). A multiplexed message is one
+``EngineMessage`` per page on one output, each every pages-times-the-cycle ticks, a cycle apart:
+on the bus the message goes at its cycle, with the next page each time. A node at an address the
+process already hosts is the hosted one, and is left out.
 """
 
 from __future__ import annotations
@@ -23,15 +25,16 @@ from cantools.database.can import Message
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
 from ecu_sim.codec.profile import Profile, builtin_restbus
-from ecu_sim.codec.restbus import RestbusNode, load_restbus
+from ecu_sim.codec.restbus import RestbusNode, load_restbus, on_page
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import SignalLayout, spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput, cycle_ticks
-from ecu_sim.powertrain.fms import FMS_SPNS, FmsValues
+from ecu_sim.powertrain.fms import FMS_SPNS, PAGED_SPNS, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
+from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.settings.model import J1939Settings, Settings
 
 log = logging.getLogger(__name__)
@@ -87,14 +90,17 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         message = rest.message
         extended = message.is_extended_frame
         frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
-        codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8), spn)
-                  for spn, signal in spn_signals(message, RESTBUS_FIELDS) if signal.multiplexer_ids is None]
         output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
         every = cycle_ticks(rest.cycle_ms, period_s)
-        base = _with_texts(message, rest.base, texts)
-        messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=base,
-                                      period_s=period_s),
-                         rest.cycle_ms is not None))
+        pages = rest.pages or ((None, rest.base),)
+        for index, (page, base) in enumerate(pages):
+            fields = _page_fields(index) if rest.pages else RESTBUS_FIELDS
+            codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8, paged=page is not None), spn)
+                      for spn, signal in spn_signals(message, fields) if on_page(signal, page)]
+            m = EngineMessage(message, codecs, every * len(pages), output, fields,
+                              base=_with_texts(message, base, texts), period_s=period_s)
+            m.schedule = Schedule(m.every_ticks, phase=index * every)  # the pages in turn, one a cycle
+            messages.append((m, rest.cycle_ms is not None))
 
     def answer(m: EngineMessage) -> Callable[[], bytes | None]:
         def payload() -> bytes | None:
@@ -102,7 +108,9 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
             return None if readings is None else m.payload(readings)
         return payload
 
-    requestable = {pgn_of(m.message.frame_id): answer(m) for m, _ in messages}
+    requestable: dict[int, Callable[[], bytes | None]] = {}
+    for m, _ in messages:  # a multiplexed message answers with its first page
+        requestable.setdefault(pgn_of(m.message.frame_id), answer(m))
     part = build_member(node.name, node.attributes.get("function", _NO_FUNCTION), node.address, port, profile,
                         [node.name], settings, period_s, new_frame, requestable, node.attributes)
     for m, cyclic in messages:
@@ -112,6 +120,18 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         if cyclic:
             built.messages.append(m)
     built.parts[node.name] = part
+
+
+def _page_fields(index: int) -> dict[int, int]:
+    """The fields of the ``index``-th page of a multiplexed message: a paged SPN (the axle weight)
+    carries its ``index``-th field, or "not available" past its last."""
+    fields = dict(RESTBUS_FIELDS)
+    for spn, names in PAGED_SPNS.items():
+        if index < len(names):
+            fields[spn] = len(Readings._fields) + FmsValues._fields.index(names[index])
+        else:
+            fields.pop(spn, None)
+    return fields
 
 
 def _with_texts(message: Message, base: int, texts: Mapping[int, str]) -> int:
