@@ -181,4 +181,5 @@ def test_a_front_axle_share_outside_0_to_1_exits_2_naming_key_and_file(cli_main:
     ini = tmp_path / "truck.ini"
     ini.write_text("[fms]\nfront_axle_share = 1.2\n")
     result = cli_main("--config", str(ini), "--duration", "0.1")
-    assert result.status == 2 and "front_axle_share must be within 0..1" in result.err and str(ini) in result.err
+    assert result.status == 2
+    assert "front_axle_share must be within 0..1" in result.err and str(ini) in result.err
