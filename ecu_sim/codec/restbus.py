@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Container
 from dataclasses import dataclass
 
 import cantools
@@ -28,6 +29,11 @@ from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.errors import ConfigError
 
+#: FMS1's tell-tales have no SPN (J1939DA reserves the PGN for the FMS-Standard without fields): a
+#: signal with this DBC attribute, the tell-tale's ID, is found by :data:`TELLTALE_KEY` plus the ID,
+#: as one with an SPN is found by its SPN; the key lies beyond every SPN (19 bits)
+TELLTALE_ATTRIBUTE = "FmsTellTale"
+TELLTALE_KEY = 1 << 19
 #: the send types that mean "periodic at the cycle time", in lower case: DBC tools spell their
 #: enums differently ("cyclic", "Cyclic", "cyclicIfActive", "IfActive")
 _CYCLIC = frozenset({"cyclic", "cyclicifactive", "ifactive", "cyclicandtriggered"})
@@ -144,6 +150,21 @@ def _start_payload(message: Message, page: int | None = None) -> int:
         if signal.raw_initial is not None and on_page(signal, page):
             payload = SignalLayout.of(signal).with_raw(payload, length, int(signal.raw_initial))
     return payload
+
+
+def keyed_signals(message: Message, keys: Container[int]) -> list[tuple[int, Signal]]:
+    """The message's signals whose key (:func:`signal_key`) is one of ``keys``, with it, in its order."""
+    return [(key, signal) for signal in message.signals
+            if (key := signal_key(signal)) is not None and key in keys]
+
+
+def signal_key(signal: Signal) -> int | None:
+    """A signal's SPN, or for an FMS1 tell-tale :data:`TELLTALE_KEY` plus its ID; None without either
+    (cantools reads an SPN the DBC does not set as the attribute's default, 0, which is no SPN)."""
+    if signal.spn:
+        return int(signal.spn)
+    attribute = signal.dbc.attributes.get(TELLTALE_ATTRIBUTE) if signal.dbc is not None else None
+    return None if attribute is None else TELLTALE_KEY + int(attribute.value)
 
 
 def on_page(signal: Signal, page: int | None) -> bool:

@@ -25,14 +25,14 @@ from cantools.database.can import Message
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
 from ecu_sim.codec.profile import Profile, builtin_restbus
-from ecu_sim.codec.restbus import RestbusNode, load_restbus, on_page
+from ecu_sim.codec.restbus import TELLTALE_KEY, RestbusNode, keyed_signals, load_restbus, on_page
 from ecu_sim.codec.role import RoleCodec
-from ecu_sim.codec.spn import SignalLayout, spn_signals
+from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput, cycle_ticks
-from ecu_sim.powertrain.fms import FMS_SPNS, PAGED_SPNS, FmsValues
+from ecu_sim.powertrain.fms import FMS_SPNS, PAGED_SPNS, TELLTALES, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
 from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.settings.model import J1939Settings, Settings
@@ -42,11 +42,14 @@ log = logging.getLogger(__name__)
 _SPEED: Final = Readings._fields.index("front_axle_kph")
 #: SPN -> the index it is read from in the readings followed by the :class:`FmsValues`, for any
 #: restbus signal: the powertrain's own, the truck's speed as the wheel-based (84) and the
-#: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total
+#: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total; and
+#: FMS1's tell-tales by their keys (:data:`~ecu_sim.codec.restbus.TELLTALE_KEY` plus the ID)
 RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED,
                          **{spn: len(Readings._fields) + FmsValues._fields.index(name)
                             for spn, name in FMS_SPNS.items()},
-                         250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l")}
+                         250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l"),
+                         **{TELLTALE_KEY + telltale: len(Readings._fields) + FmsValues._fields.index(name)
+                            for telltale, name in TELLTALES.items()}}
 #: a node's J1939 function when the DBC gives none: "not available"
 _NO_FUNCTION: Final = 255
 
@@ -96,7 +99,7 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         for index, (page, base) in enumerate(pages):
             fields = _page_fields(index) if rest.pages else RESTBUS_FIELDS
             codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8, paged=page is not None), spn)
-                      for spn, signal in spn_signals(message, fields) if on_page(signal, page)]
+                      for spn, signal in keyed_signals(message, fields) if on_page(signal, page)]
             m = EngineMessage(message, codecs, every * len(pages), output, fields,
                               base=_with_texts(message, base, texts), period_s=period_s)
             m.schedule = Schedule(m.every_ticks, phase=index * every)  # the pages in turn, one a cycle
