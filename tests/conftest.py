@@ -43,7 +43,7 @@ HANG_S = 120.0
 #: environment that would reach into a run from outside the test: python-can's and ecu-sim's own
 #: variables, a service manager's notify socket and watchdog, the journal
 _FOREIGN_PREFIXES = ("CAN_", "ECU_SIM_")
-_FOREIGN_NAMES = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM")
+_FOREIGN_NAMES = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "STATE_DIRECTORY")
 
 
 def ecu_sim_command(*args: str) -> list[str]:

@@ -6,7 +6,10 @@ goes at its ``GenMsgCycleTime`` when its ``GenMsgSendType`` is cyclic (or the DB
 time and no send type), and only on request when the send type is anything else: a message a
 request gets, not a guess at a rate. Each signal starts from its ``GenSigStartValue`` when the DBC
 sets one for it, else "not available" (all ones), since the attribute's default of 0 is a real
-value (0 km/h, -125 % torque) that the DBC's author did not choose.
+value (0 km/h, -125 % torque) that the DBC's author did not choose. A message with one
+multiplexer has a page per multiplexer value the DBC gives its signals, sent in turn, one page a
+send: the FMS-Standard's VW carries "the next axle" at each repetition, multiplexed on its axle
+location.
 
 Every mistake is found here, as one line that names the file and the node or message, so a run
 never opens a bus for a restbus it cannot send.
@@ -16,15 +19,21 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Container
 from dataclasses import dataclass
 
 import cantools
-from cantools.database.can import Database, Message
+from cantools.database.can import Database, Message, Signal
 
 from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.errors import ConfigError
 
+#: FMS1's tell-tales have no SPN (J1939DA reserves the PGN for the FMS-Standard without fields): a
+#: signal with this DBC attribute, the tell-tale's ID, is found by :data:`TELLTALE_KEY` plus the ID,
+#: as one with an SPN is found by its SPN; the key lies beyond every SPN (19 bits)
+TELLTALE_ATTRIBUTE = "FmsTellTale"
+TELLTALE_KEY = 1 << 19
 #: the send types that mean "periodic at the cycle time", in lower case: DBC tools spell their
 #: enums differently ("cyclic", "Cyclic", "cyclicIfActive", "IfActive")
 _CYCLIC = frozenset({"cyclic", "cyclicifactive", "ifactive", "cyclicandtriggered"})
@@ -38,6 +47,9 @@ class RestbusMessage:
     message: Message
     cycle_ms: int | None
     base: int
+    #: a multiplexed message's pages in turn: each multiplexer value, with its payload before the
+    #: truck's values (the multiplexer set, that page's start values); empty for a plain message
+    pages: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,14 +126,47 @@ def _message(path: str, message: Message) -> RestbusMessage:
     elif cycle is None:
         raise ConfigError(f"--restbus {path}: message {message.name} (0x{message.frame_id:X}) is "
                           f"{send_type} but has no cycle time (GenMsgCycleTime)")
-    return RestbusMessage(message, cycle, _start_payload(message))
+    return RestbusMessage(message, cycle, _start_payload(message), _pages(message))
 
 
-def _start_payload(message: Message) -> int:
-    """The payload with each signal's start value, the rest all ones ("not available")."""
+def _pages(message: Message) -> tuple[tuple[int, int], ...]:
+    """Each value of the message's one multiplexer, in increasing order, with its page's payload;
+    none for a message without a multiplexer or with several (whose muxed signals stay n/a)."""
+    multiplexers = [signal for signal in message.signals if signal.is_multiplexer]
+    if len(multiplexers) != 1:
+        return ()
+    selector = SignalLayout.of(multiplexers[0])
+    values = sorted({value for signal in message.signals for value in signal.multiplexer_ids or ()})
+    return tuple((value, selector.with_raw(_start_payload(message, value), message.length, value))
+                 for value in values)
+
+
+def _start_payload(message: Message, page: int | None = None) -> int:
+    """The payload with each signal's start value, the rest all ones ("not available"); with
+    ``page``, that multiplexer value's signals too."""
     length = message.length
     payload = (1 << (8 * length)) - 1
     for signal in message.signals:
-        if signal.raw_initial is not None and signal.multiplexer_ids is None:
+        if signal.raw_initial is not None and on_page(signal, page):
             payload = SignalLayout.of(signal).with_raw(payload, length, int(signal.raw_initial))
     return payload
+
+
+def keyed_signals(message: Message, keys: Container[int]) -> list[tuple[int, Signal]]:
+    """The message's signals whose key (:func:`signal_key`) is one of ``keys``, with it, in its order."""
+    return [(key, signal) for signal in message.signals
+            if (key := signal_key(signal)) is not None and key in keys]
+
+
+def signal_key(signal: Signal) -> int | None:
+    """A signal's SPN, or for an FMS1 tell-tale :data:`TELLTALE_KEY` plus its ID; None without either
+    (cantools reads an SPN the DBC does not set as the attribute's default, 0, which is no SPN)."""
+    if signal.spn:
+        return int(signal.spn)
+    attribute = signal.dbc.attributes.get(TELLTALE_ATTRIBUTE) if signal.dbc is not None else None
+    return None if attribute is None else TELLTALE_KEY + int(attribute.value)
+
+
+def on_page(signal: Signal, page: int | None) -> bool:
+    """Whether ``signal`` is sent on the page of multiplexer value ``page`` (None: a plain message)."""
+    return signal.multiplexer_ids is None or (page is not None and page in signal.multiplexer_ids)

@@ -122,16 +122,19 @@ class RoleCodec:
         "signal_name",
     )
 
-    def __init__(self, message: Message, signal: Signal, is_j1939: bool | None = None) -> None:
+    def __init__(self, message: Message, signal: Signal, is_j1939: bool | None = None,
+                 paged: bool = False) -> None:
         """Precompute the codec; ``ValueError`` says why a signal cannot serve as a role.
 
         ``is_j1939`` defaults to what the DBC says about the message (``VFrameFormat`` J1939PG); pass it
-        explicitly when the database declares J1939 another way (``ProtocolType``).
+        explicitly when the database declares J1939 another way (``ProtocolType``). ``paged``: the
+        signal is a multiplexed one, encoded on a page whose multiplexer value the caller's base
+        payload already holds (a restbus message's page), so its bits are as plain as any.
         """
         layout = SignalLayout.of(signal)
         if layout.is_float:
             raise ValueError("it is an IEEE float signal; J1939 parameters are scaled integers")
-        if layout.multiplexed:
+        if layout.multiplexed and not paged:
             raise ValueError("it is part of a multiplexed layout; choose a plain signal")
         if layout.scale == 0.0:
             raise ValueError("its scale is 0, so no value can be encoded")

@@ -29,7 +29,7 @@ from ecu_sim.powertrain.engine_frames import (
     every_ticks,
     find_messages,
 )
-from ecu_sim.powertrain.fms import FmsState
+from ecu_sim.powertrain.fms import FmsState, fms_texts
 from ecu_sim.powertrain.intake import TC1_GEAR, TSC1_MODE, XBR_DEMAND, CommandIntake
 from ecu_sim.powertrain.members import SPN_FIELDS, Member, members
 from ecu_sim.powertrain.network import Latest, Powertrain
@@ -111,7 +111,7 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
         def newest() -> Sequence[float] | None:
             return None if latest.readings is None else latest.readings + fms.values
         restbus = build_restbus(files, {part.network.address for part in parts.values()}, port, profile,
-                                settings.j1939, period, new_frame, newest)
+                                settings.j1939, period, new_frame, newest, fms_texts(settings.fms))
         others.update(restbus.parts)
         all_messages += restbus.messages
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,

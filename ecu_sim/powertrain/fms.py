@@ -11,7 +11,14 @@ Each is the integral of what the bus already says, so a reader can check one aga
   the ambient temperature while the engine stands, a thermostat-held temperature that rises
   with the load while it runs (:data:`WARM_C`, :data:`LOAD_RISE_C`, :data:`TIME_CONSTANT_S`: an
   illustration of a warm-up, not a measured engine);
-- the combination weight (SPN 1760, 1585) is the truck's mass with its payload.
+- the combination weight (SPN 1760, 1585) is the truck's mass with its payload, and the axle
+  weights (SPN 582, VW) that mass split by ``[fms] front_axle_share``: an assumption of the
+  settings, not a measured truck;
+- the tell-tales (FMS1) of what the truck has a state for, by rules of ecu-sim's own
+  (:func:`telltales`): the parking brake, the fuel reserve, the coolant, the engine's amber lamp
+  (its DM1) and the retarder at work;
+- the VIN (SPN 237) is text from the settings, not a number the truck steps: it is written once
+  into its message's payload (:func:`fms_texts`).
 
 The totals persist in a state file, written atomically (a temporary file renamed over it), every
 :data:`SAVE_EVERY_S` of simulated time, as a truck's odometer keeps its count; the tick that falls
@@ -39,6 +46,14 @@ TIME_CONSTANT_S: Final = 300.0
 #: simulated seconds between two writes of the state file
 SAVE_EVERY_S: Final = 10.0
 _KPH_TO_MPS: Final = 1.0 / 3.6
+#: the vehicle identification number's SPN (VI, PGN 65260)
+VIN_SPN: Final = 237
+#: FMS1's tell-tale states (FMS-Standard v05, 3 bits each)
+OFF, RED, YELLOW, INFO, NOT_AVAILABLE = 0.0, 1.0, 2.0, 3.0, 7.0
+#: the fuel level at which the fuel tell-tale lights, %, and the coolant's red one, degC: ecu-sim's
+#: own thresholds (the FMS-Standard leaves when a tell-tale lights to the maker)
+RESERVE_PCT: Final = 10.0
+COOLANT_RED_C: Final = 105.0
 
 
 class FmsValues(NamedTuple):
@@ -54,12 +69,53 @@ class FmsValues(NamedTuple):
     driver1_state: float
     driver2_state: float
     vehicle_motion: float
+    front_axle_kg: float
+    rear_axle_kg: float
+    telltale_parking_brake: float
+    telltale_fuel_level: float
+    telltale_coolant: float
+    telltale_engine: float
+    telltale_retarder: float
 
 
 #: SPN -> the field of :class:`FmsValues` it carries
 FMS_SPNS: Final = {917: "total_distance_m", 5054: "total_fuel_l", 247: "engine_hours_h", 96: "fuel_level_pct",
                    110: "coolant_c", 171: "ambient_c", 1760: "combination_kg", 1585: "combination_kg",
                    1612: "driver1_state", 1613: "driver2_state", 1611: "vehicle_motion"}
+#: SPN -> the fields it carries on the pages of a multiplexed message, in turn: the axle weight
+#: (VW, multiplexed on the axle location SPN 928) front axle first, as J1939 counts axles front
+#: to back; a page past the last carries "not available"
+PAGED_SPNS: Final = {582: ("front_axle_kg", "rear_axle_kg")}
+#: FMS1 tell-tale ID (15 x block + status number) -> the field of :class:`FmsValues` it shows
+TELLTALES: Final = {7: "telltale_parking_brake", 10: "telltale_fuel_level", 11: "telltale_coolant",
+                    18: "telltale_engine", 33: "telltale_retarder"}
+
+
+class Lamps(NamedTuple):
+    """The truck's states a tell-tale shows, beside what the FMS state keeps itself."""
+
+    parking_brake: float = 0.0
+    retarder_pct: float = math.nan
+    engine_lamp: bool = False
+
+
+def telltales(lamps: Lamps, fuel_level_pct: float, coolant_c: float) -> tuple[float, ...]:
+    """The tell-tales in :data:`TELLTALES`' order. Which colour each shows is the maker's choice in
+    the FMS-Standard; these are ecu-sim's: the parking brake red while set, the fuel yellow at the
+    reserve, the coolant red when too hot, the engine yellow while its DM1 lights the amber lamp,
+    the retarder "info" while it brakes (not available without one)."""
+    retarder = lamps.retarder_pct
+    return (RED if lamps.parking_brake >= 1.0 else OFF,
+            YELLOW if fuel_level_pct <= RESERVE_PCT else OFF,
+            RED if coolant_c >= COOLANT_RED_C else OFF,
+            YELLOW if lamps.engine_lamp else OFF,
+            NOT_AVAILABLE if math.isnan(retarder) else INFO if retarder < 0.0 else OFF)
+
+
+def fms_texts(settings: FmsSettings) -> dict[int, str]:
+    """The text SPNs a restbus signal carries from the settings, by SPN: the VIN when one is set
+    (without it VI stays "not available", as a signal with no value does)."""
+    return {} if settings.vin is None else {VIN_SPN: settings.vin}
 
 
 class Totals(NamedTuple):
@@ -118,15 +174,19 @@ class FmsState:
         self._coolant = settings.ambient_c
         self._lag = 1.0 - math.exp(-period_s / TIME_CONSTANT_S)
         self._save_every = max(1, ticks_in(SAVE_EVERY_S, period_s))
+        front_kg = combination_kg * settings.front_axle_share
         self._fixed = (settings.ambient_c, combination_kg, float(settings.driver1_state),
-                       float(settings.driver2_state))
+                       float(settings.driver2_state), front_kg, combination_kg - front_kg)
         #: the totals of the last tick whose save fell due, until :meth:`save_due` writes them
         self._due: Totals | None = None
+        self._lamps = Lamps()
         self.values = self._values(0.0, 0.0)
 
     def step(self, tick: int, speed_kph: float, fuel_used_l: float, engine_rpm: float,
-             load_pct: float) -> None:
-        """One tick: ``fuel_used_l`` is the run's fuel so far, ``load_pct`` the engine's (SPN 92)."""
+             load_pct: float, lamps: Lamps) -> None:
+        """One tick: ``fuel_used_l`` is the run's fuel so far, ``load_pct`` the engine's (SPN 92),
+        ``lamps`` the states the tell-tales show."""
+        self._lamps = lamps
         self._distance += speed_kph * _KPH_TO_MPS * self._dt
         running = engine_rpm > 0.0
         if running:
@@ -150,7 +210,8 @@ class FmsState:
                       max(self._in_tank - fuel_used_l, 0.0))
 
     def _values(self, fuel_used_l: float, speed_kph: float) -> FmsValues:
-        ambient, combination, driver1, driver2 = self._fixed
+        ambient, combination, driver1, driver2, front, rear = self._fixed
         level = 100.0 * max(self._in_tank - fuel_used_l, 0.0) / self._tank
         return FmsValues(self._distance, self._start.fuel_l + fuel_used_l, self._hours, level, self._coolant,
-                         ambient, combination, driver1, driver2, 1.0 if speed_kph > 0.0 else 0.0)
+                         ambient, combination, driver1, driver2, 1.0 if speed_kph > 0.0 else 0.0, front, rear,
+                         *telltales(self._lamps, level, self._coolant))

@@ -19,7 +19,7 @@ from ecu_sim.bus.port import Port
 from ecu_sim.member.part import NetworkPart
 from ecu_sim.powertrain.commanded import Commanded, CruiseState
 from ecu_sim.powertrain.engine_frames import EngineFrames, EngineMessage
-from ecu_sim.powertrain.fms import FmsState
+from ecu_sim.powertrain.fms import FmsState, Lamps
 from ecu_sim.powertrain.live import LiveMessages
 from ecu_sim.powertrain.members import FIRST_CONSTANT, Readings
 from ecu_sim.runtime.schedule import Schedule
@@ -136,7 +136,8 @@ class Powertrain:
         readings = Readings._make(variable + self._constants)
         fms = self.fms
         if fms is not None:
-            fms.step(tick, state.speed_kph, readings.fuel_used_l, rpm, readings.load_pct)
+            lamps = Lamps(readings.parking_brake, readings.retarder_pct, bool(self.engine.active_dtcs()))
+            fms.step(tick, state.speed_kph, readings.fuel_used_l, rpm, readings.load_pct, lamps)
             if self._fms_fuel:
                 readings = readings._replace(fuel_used_l=fms.values.total_fuel_l)
         self.latest.readings = readings

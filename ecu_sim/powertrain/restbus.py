@@ -5,30 +5,36 @@ J1939 network part of its own (:func:`ecu_sim.member.part.build_member`: its NAM
 from the DBC, its claim, its answers to requests, its DM1, empty unless a DTC is raised), and
 messages that are :class:`~ecu_sim.powertrain.engine_frames.EngineMessage`\\ s on the one
 schedule, sent only while its claim stands. A signal whose SPN is one the truck has carries the
-truck's reading (:data:`RESTBUS_FIELDS`); the others carry the DBC's start value or "not
-available" (:mod:`ecu_sim.codec.restbus`). A node at an address the process already hosts is
-the hosted one, and is left out.
+truck's reading (:data:`RESTBUS_FIELDS`); one whose SPN is a text the settings give (the VIN)
+carries that text, written once into the message's payload; the others carry the DBC's start
+value or "not available" (:mod:`ecu_sim.codec.restbus`). A multiplexed message is one
+``EngineMessage`` per page on one output, each every pages-times-the-cycle ticks, a cycle apart:
+on the bus the message goes at its cycle, with the next page each time. A node at an address the
+process already hosts is the hosted one, and is left out.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from cantools.database.can import Message
 
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
 from ecu_sim.codec.profile import Profile, builtin_restbus
-from ecu_sim.codec.restbus import RestbusNode, load_restbus
+from ecu_sim.codec.restbus import TELLTALE_KEY, RestbusNode, keyed_signals, load_restbus, on_page
 from ecu_sim.codec.role import RoleCodec
-from ecu_sim.codec.spn import spn_signals
+from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput, cycle_ticks
-from ecu_sim.powertrain.fms import FMS_SPNS, FmsValues
+from ecu_sim.powertrain.fms import FMS_SPNS, PAGED_SPNS, TELLTALES, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
+from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.settings.model import J1939Settings, Settings
 
 log = logging.getLogger(__name__)
@@ -36,11 +42,14 @@ log = logging.getLogger(__name__)
 _SPEED: Final = Readings._fields.index("front_axle_kph")
 #: SPN -> the index it is read from in the readings followed by the :class:`FmsValues`, for any
 #: restbus signal: the powertrain's own, the truck's speed as the wheel-based (84) and the
-#: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total
+#: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total; and
+#: FMS1's tell-tales by their keys (:data:`~ecu_sim.codec.restbus.TELLTALE_KEY` plus the ID)
 RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED,
                          **{spn: len(Readings._fields) + FmsValues._fields.index(name)
                             for spn, name in FMS_SPNS.items()},
-                         250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l")}
+                         250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l"),
+                         **{TELLTALE_KEY + telltale: len(Readings._fields) + FmsValues._fields.index(name)
+                            for telltale, name in TELLTALES.items()}}
 #: a node's J1939 function when the DBC gives none: "not available"
 _NO_FUNCTION: Final = 255
 
@@ -60,8 +69,9 @@ def restbus_files(settings: Settings) -> list[str]:
 
 def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, profile: Profile,
                   settings: J1939Settings, period_s: float, new_frame: FrameFactory,
-                  latest: Callable[[], Sequence[float] | None]) -> RestbusBuilt:
-    """``latest``: the newest readings followed by the FMS values, which a request is answered from."""
+                  latest: Callable[[], Sequence[float] | None], texts: Mapping[int, str]) -> RestbusBuilt:
+    """``latest``: the newest readings followed by the FMS values, which a request is answered from;
+    ``texts``: the text each text SPN carries (:func:`~ecu_sim.powertrain.fms.fms_texts`)."""
     built = RestbusBuilt({}, [])
     taken = set(hosted)
     for path in paths:
@@ -71,24 +81,29 @@ def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, p
                          node.address)
                 continue
             taken.add(node.address)
-            _add_node(built, node, port, profile, settings, period_s, new_frame, latest)
+            _add_node(built, node, port, profile, settings, period_s, new_frame, latest, texts)
     return built
 
 
 def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profile, settings: J1939Settings,
-              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None]) -> None:
+              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None],
+              texts: Mapping[int, str]) -> None:
     messages = []
     for rest in node.messages:
         message = rest.message
         extended = message.is_extended_frame
         frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
-        codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8), spn)
-                  for spn, signal in spn_signals(message, RESTBUS_FIELDS) if signal.multiplexer_ids is None]
         output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
         every = cycle_ticks(rest.cycle_ms, period_s)
-        messages.append((EngineMessage(message, codecs, every, output, RESTBUS_FIELDS, base=rest.base,
-                                      period_s=period_s),
-                         rest.cycle_ms is not None))
+        pages = rest.pages or ((None, rest.base),)
+        for index, (page, base) in enumerate(pages):
+            fields = _page_fields(index) if rest.pages else RESTBUS_FIELDS
+            codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8, paged=page is not None), spn)
+                      for spn, signal in keyed_signals(message, fields) if on_page(signal, page)]
+            m = EngineMessage(message, codecs, every * len(pages), output, fields,
+                              base=_with_texts(message, base, texts), period_s=period_s)
+            m.schedule = Schedule(m.every_ticks, phase=index * every)  # the pages in turn, one a cycle
+            messages.append((m, rest.cycle_ms is not None))
 
     def answer(m: EngineMessage) -> Callable[[], bytes | None]:
         def payload() -> bytes | None:
@@ -96,7 +111,9 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
             return None if readings is None else m.payload(readings)
         return payload
 
-    requestable = {pgn_of(m.message.frame_id): answer(m) for m, _ in messages}
+    requestable: dict[int, Callable[[], bytes | None]] = {}
+    for m, _ in messages:  # a multiplexed message answers with its first page
+        requestable.setdefault(pgn_of(m.message.frame_id), answer(m))
     part = build_member(node.name, node.attributes.get("function", _NO_FUNCTION), node.address, port, profile,
                         [node.name], settings, period_s, new_frame, requestable, node.attributes)
     for m, cyclic in messages:
@@ -106,3 +123,29 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         if cyclic:
             built.messages.append(m)
     built.parts[node.name] = part
+
+
+def _page_fields(index: int) -> dict[int, int]:
+    """The fields of the ``index``-th page of a multiplexed message: a paged SPN (the axle weight)
+    carries its ``index``-th field, or "not available" past its last."""
+    fields = dict(RESTBUS_FIELDS)
+    for spn, names in PAGED_SPNS.items():
+        if index < len(names):
+            fields[spn] = len(Readings._fields) + FmsValues._fields.index(names[index])
+        else:
+            fields.pop(spn, None)
+    return fields
+
+
+def _with_texts(message: Message, base: int, texts: Mapping[int, str]) -> int:
+    """``base`` with each text signal (its SPN in ``texts``; Intel, whole bytes) holding its text in
+    ASCII: the text's last bytes when the signal is shorter (FMS sends a subset of the VIN, such as
+    its last eight characters), padded with FFh (not available) when it is longer."""
+    for signal in message.signals:
+        text = texts.get(signal.spn) if signal.spn is not None else None
+        if text is None or signal.byte_order != "little_endian" or signal.start % 8 or signal.length % 8:
+            continue
+        size = signal.length // 8
+        data = text.encode("ascii")[-size:].ljust(size, b"\xff")
+        base = SignalLayout.of(signal).with_raw(base, message.length, int.from_bytes(data, "little"))
+    return base

@@ -1,6 +1,7 @@
 """One validated, typed configuration from defaults, an INI file, the environment and the command line.
 
-Later sources win: built-in defaults < ``--config FILE`` < ``ECU_SIM_<SECTION>_<KEY>`` variables <
+Later sources win: built-in defaults < a service's (the FMS state file in systemd's
+``STATE_DIRECTORY``) < ``--config FILE`` < ``ECU_SIM_<SECTION>_<KEY>`` variables <
 command-line options, so a service's shared file can be overridden per interface by a variable and
 by hand on the command line. An unknown key is an error instead of a silent no-op, and every
 mistake names where the value was given.
@@ -30,9 +31,11 @@ from ecu_sim.settings.values import convert
 def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Settings:
     """Build the settings for this run; any mistake raises ConfigError naming where it is."""
     path = getattr(args, "config", None)
+    environ = os.environ if environ is None else environ
     return build([
+        *sources.read_service_defaults(environ),
         *(sources.read_ini(path) if path else []),
-        *sources.read_environment(os.environ if environ is None else environ),
+        *sources.read_environment(environ),
         *sources.read_command_line(args),
     ])
 

@@ -1,4 +1,5 @@
-"""Where settings come from: an INI file, ``ECU_SIM_<SECTION>_<KEY>`` variables, command-line options.
+"""Where settings come from: an INI file, ``ECU_SIM_<SECTION>_<KEY>`` variables, command-line options,
+and the defaults a service's environment implies (systemd's ``STATE_DIRECTORY``).
 
 Each source hands over raw values together with the words that name their origin, so a mistake
 found at any later point can say where to fix it. Which source wins, and turning text into typed
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +27,10 @@ ENV_PREFIX = "ECU_SIM_"
 #: names the configuration file, not a value in it; other ECU_SIM_ variables outside the sections
 #: (e.g. ECU_SIM_SOAK of the tests) are not ours either
 _NOT_SETTINGS = frozenset({ENV_PREFIX + "CONFIG"})
+#: systemd's variable naming a unit's ``StateDirectory=`` (colon-separated when it names several)
+STATE_DIRECTORY = "STATE_DIRECTORY"
+#: the FMS totals' file in that directory
+FMS_STATE_FILE = "fms.json"
 COMMENT_PREFIXES = ("#", ";")
 _CLI_PREFIX = "cfg:"
 #: ``section.key`` -> the command-line option that sets it, to name it in messages
@@ -88,6 +94,17 @@ def read_ini(path: str) -> list[Given]:
         found.extend(Given(section, key, raw, f"[{section}] {key} in {path}")
                      for key, raw in parser.items(section))
     return found
+
+
+def read_service_defaults(environ: Mapping[str, str]) -> list[Given]:
+    """What a service's environment implies, below every other source: under a systemd unit with a
+    ``StateDirectory=``, the FMS totals persist there (``[fms] state_file``), so a truck's odometer
+    survives restarts without a setting; a file, variable or option still says otherwise."""
+    directory = environ.get(STATE_DIRECTORY, "").split(":")[0]
+    if not directory:
+        return []
+    return [Given("fms", "state_file", os.path.join(directory, FMS_STATE_FILE),
+                  f"the service's state directory (environment variable {STATE_DIRECTORY})")]
 
 
 def read_environment(environ: Mapping[str, str]) -> list[Given]:

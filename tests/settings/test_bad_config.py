@@ -167,3 +167,19 @@ def test_faults_separated_by_a_semicolon_in_the_configuration_exit_2_saying_how_
     result = cli_main("--config", str(ini), "--duration", "0.1")
     assert result.status == 2
     assert f"[faults] inject in {ini}" in result.err and "one fault per line" in result.err
+
+
+def test_a_vin_outside_the_vin_alphabet_exits_2_naming_key_and_file(cli_main: Cli, tmp_path: Path) -> None:
+    ini = tmp_path / "truck.ini"
+    ini.write_text("[fms]\nvin = 1M8GDM9AXKP04278O\n")  # O is not in a VIN: it reads as 0
+    result = cli_main("--config", str(ini), "--duration", "0.1")
+    assert result.status == 2 and len(result.err.strip().splitlines()) == 1
+    assert "vin must be 17 characters" in result.err and str(ini) in result.err
+
+
+def test_a_front_axle_share_outside_0_to_1_exits_2_naming_key_and_file(cli_main: Cli, tmp_path: Path) -> None:
+    ini = tmp_path / "truck.ini"
+    ini.write_text("[fms]\nfront_axle_share = 1.2\n")
+    result = cli_main("--config", str(ini), "--duration", "0.1")
+    assert result.status == 2
+    assert "front_axle_share must be within 0..1" in result.err and str(ini) in result.err

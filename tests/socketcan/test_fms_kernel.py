@@ -25,7 +25,8 @@ CCVS1_ID = 0x18FEF100
 #: PGN, sender, message name in dbc/fms.dbc
 FMS_SET = [(0xFEC1, GATEWAY, "VDHR"), (0xFEE5, GATEWAY, "HOURS"), (0xFEFC, GATEWAY, "DD1"),
            (0xFEEE, GATEWAY, "ET1"), (0xFEF5, GATEWAY, "AMB"), (0xFD09, GATEWAY, "HRLFC"),
-           (0xFE6C, TACHOGRAPH, "TCO1")]
+           (0xFE6C, TACHOGRAPH, "TCO1"), (0xFEEA, GATEWAY, "VW"), (0xFD7D, GATEWAY, "FMS1"),
+           (0xFEEC, GATEWAY, "VI")]  # VI: 17 bytes, by BAM, which the kernel reassembles
 
 
 def fms_dbc() -> Database:
