@@ -38,6 +38,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import can
+
 from ecu_sim.errors import ConfigError
 from ecu_sim.settings.model import RECORD_FORMATS
 
@@ -50,9 +52,9 @@ VERSION = 5
 #: versions this module reads
 READABLE_VERSIONS = (1, 2, 3, 4, VERSION)
 
-#: the labels of the ``rx`` frames a node received before the tick just run, in their order
-#: (an attacked run's, ecu_sim.attack.node); a recorder given one writes them with the tick
-Labeller = Callable[[int], Sequence[int]]
+#: the label of a frame the node received (an attacked run's, ecu_sim.attack.node): 0 benign, else
+#: the attack's number; a recorder given one writes its tick's labels with the tick
+Labeller = Callable[[can.Message], int]
 
 
 def journal_path(record_path: str) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO, Any
 
@@ -113,7 +113,7 @@ class McapRecorder:
         self._labels = None if labels is None else self._channel(LABELS, LABEL_SCHEMA)
         self._kinds = {int(a["label"]): str(a["kind"]) for a in head.get("attacks", ())}
         #: this tick's frames, to be labelled at its end: place, log time, direction, identifier
-        self._tick_frames: list[tuple[int, int, str, int]] = []
+        self._tick_frames: list[tuple[int, int, str, int, int]] = []
         self._sequence = 0
         self._tick = 0
         self._rx = self._tx = 0
@@ -164,8 +164,9 @@ class McapRecorder:
             self._rx += 1
         way = "tx" if sent else "rx"
         stamp_ns = max(0, int(stamp * 1e9))
-        if self._labels is not None:
-            self._tick_frames.append((self.frames, stamp_ns, way, msg.arbitration_id))
+        if self._labels is not None and self._labeller is not None:
+            label = 0 if sent else self._labeller(msg)
+            self._tick_frames.append((self.frames, stamp_ns, way, msg.arbitration_id, label))
         self.frames += 1
         self._write(self._frames, stamp_ns, {
             "tick": self._tick, "direction": way, "timestamp": stamp, "id": msg.arbitration_id,
@@ -182,18 +183,16 @@ class McapRecorder:
         record = {"tick": tick, "rx": self._rx, "tx": self._tx, "skipped": not transmitted,
                   "failed": self._failed, **self._view.take(tick, now, transmitted)}
         self._write(self._ticks, int(self._now() * 1e9), record)
-        if self._labels is not None and self._labeller is not None:
-            self._label(self._labels, self._labeller(self._rx))
+        if self._labels is not None:
+            self._label(self._labels)
         self._rx = self._tx = 0
         self._failed = False
         self._tick = tick + 1
 
-    def _label(self, channel: int, received: Sequence[int]) -> None:
-        """One label message per frame of the tick: its received frames' labels in order, its
-        sent frames benign (the node's own)."""
-        labels = iter(received)
-        for place, stamp_ns, way, identifier in self._tick_frames:
-            label = next(labels, 0) if way == "rx" else 0
+    def _label(self, channel: int) -> None:
+        """One label message per frame of the tick: its received frames' labels, its sent frames
+        benign (the node's own)."""
+        for place, stamp_ns, way, identifier, label in self._tick_frames:
             self._write(channel, stamp_ns, {"frame": place, "tick": self._tick, "direction": way,
                                             "id": identifier, "label": label,
                                             "attack": self._kinds.get(label, "benign")})

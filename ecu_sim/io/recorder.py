@@ -129,6 +129,8 @@ class Recorder:
             raise CannotCreateError(f"cannot write the recording {path}: {reason}") from None
         self._rx = 0
         self._tx = 0
+        #: the labels of the frames received since the latest tick line, under attack
+        self._tick_labels: list[int] = []
         self._ticks = 0
         self._failed = False
         self._stopped = False
@@ -170,6 +172,8 @@ class Recorder:
             return  # our own frame heard back: written once, as sent, with the echo's time
         self._rx += 1
         self.frames += 1
+        if self._labels is not None:
+            self._tick_labels.append(self._labels(msg))
         if not msg.is_rx:  # an echo the bus marks as sent that is not ours: the node received it
             msg = copy.copy(msg)
             msg.is_rx = True
@@ -180,10 +184,9 @@ class Recorder:
         # line, so the journal on disk never counts a frame still held.
         self._settle(self._ticks)
         self._journal.tick(self._rx, self._tx, not transmitted, self._failed)
-        if self._labels is not None:
-            labels = self._labels(self._rx)
-            if any(labels):
-                self._journal.labels(labels)
+        if any(self._tick_labels):
+            self._journal.labels(self._tick_labels)
+        self._tick_labels = []
         self._rx = self._tx = 0
         self._failed = False
         self._ticks += 1

@@ -61,11 +61,13 @@ def capture(stack: ExitStack, setup: AttackSetup, settings: Settings, attacks: A
 
 
 def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC], setup: AttackSetup, settings: Settings,
-             attacks: AttackPlan) -> AttackerNode:
+             attacks: AttackPlan, labels: bool = False) -> AttackerNode:
     """The attacker node of ``attacks`` (:func:`plan`) on a bus of ``open_bus``, with its capture;
-    both closed with ``stack``."""
+    both closed with ``stack``. ``labels``: it labels the frames the ECU receives (a recording's),
+    which ``open_bus`` must make possible by handing every node the sent message itself."""
     port = stack.enter_context(Port(open_bus(), []))
-    return AttackerNode(port, attacks, capture(stack, setup, settings, attacks), virtual=True)
+    return AttackerNode(port, attacks, capture(stack, setup, settings, attacks), virtual=True,
+                        labels=labels)
 
 
 def _header(setup: AttackSetup, settings: Settings, attacks: AttackPlan) -> dict[str, object]:

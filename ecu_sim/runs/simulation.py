@@ -139,14 +139,20 @@ class Simulation:
                     return direct.bus() if direct is not None else can.Bus(
                         interface="virtual", channel=channel, receive_own_messages=False)
                 attacks = attacked.plan(attack, settings, profile, _duration_s(settings))
-                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, attacks)
+                # labels need the in-process link, which hands the ECU the attacker's messages
+                labelled = settings.record.file is not None
+                if labelled and direct is None:
+                    raise ConfigError("a recording of an attacked run is labelled on the in-process "
+                                      "link only; simulate uses it")
+                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, attacks,
+                                                  labels=labelled)
                 nodes.append(self.attacker)
             stats = LoopStats()
             period = settings.run.resolved_period_s
             observers: list[TickObserver] = [] if out is None else [CsvTrace(out, self.ecu)]
             recorder = None if settings.record.file is None else recording.simulated_recorder(
                 self._stack, settings, profile, self.ecu, route, schedule, stats, clock.now,
-                None if self.attacker is None else self.attacker.first_node_labels,
+                None if self.attacker is None else self.attacker.label_of,
                 () if self.attacker is None else self.attacker.plan.manifest())
             observers += [] if recorder is None else [recorder]  # the ECU's, labelled when attacked
             desk = planned.desk(settings, built, profile.speed,
