@@ -28,12 +28,19 @@ from ecu_sim.settings.sources import Given
 from ecu_sim.settings.values import convert
 
 
+#: the commands a service unit runs, the only ones its environment's defaults apply to: a
+#: simulation or a campaign repeats bit for bit and must not start from an odometer an earlier
+#: run left in the state directory
+SERVICE_COMMANDS = ("run",)
+
+
 def load(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Settings:
     """Build the settings for this run; any mistake raises ConfigError naming where it is."""
     path = getattr(args, "config", None)
     environ = os.environ if environ is None else environ
+    service = getattr(args, "command", None) in SERVICE_COMMANDS
     return build([
-        *sources.read_service_defaults(environ),
+        *(sources.read_service_defaults(environ) if service else []),
         *(sources.read_ini(path) if path else []),
         *sources.read_environment(environ),
         *sources.read_command_line(args),

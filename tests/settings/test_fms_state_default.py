@@ -52,3 +52,18 @@ def test_outside_a_service_no_state_file_is_written(
     monkeypatch.chdir(tmp_path)
     assert cli_main("-i", "virtual", "-c", virtual_channel, *RUN).status == 0
     assert not list(tmp_path.iterdir())
+
+
+def test_a_simulation_under_a_state_directory_neither_reads_nor_writes_it(
+        cli_main: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """simulate repeats bit for bit: an odometer a service left there must not be where it starts."""
+    directory = tmp_path / "state"
+    directory.mkdir()
+    (directory / "fms.json").write_text('{"distance_m": 123456.0}', encoding="utf-8")
+    before = (directory / "fms.json").read_text(encoding="utf-8")
+    monkeypatch.setenv("STATE_DIRECTORY", str(directory))
+    simulate = ("simulate", "--vehicle", "class6", "--profile", "j1939", "--network", "powertrain",
+                "--fms", "--duration", "2", "--no-progress")
+    assert cli_main(*simulate).status == 0
+    assert (directory / "fms.json").read_text(encoding="utf-8") == before
+    assert [p.name for p in directory.iterdir()] == ["fms.json"]
