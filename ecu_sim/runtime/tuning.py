@@ -21,14 +21,17 @@ process lacks is a warning saying what gives it, and the run goes on without tha
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 from ecu_sim.errors import ConfigError
 from ecu_sim.runtime.cores import allowed_cores
+
+log = logging.getLogger("ecu_sim")
 
 #: what ``[run] gc`` accepts: Python's own automatic collection, or collection between ticks
 GC_MODES = ("default", "between-ticks")
@@ -105,15 +108,22 @@ def restored_scheduling(unlock_memory: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        with suppress(OSError):
-            if cores is not None:
-                os.sched_setaffinity(0, cores)
-            if policy is not None and param is not None:
-                os.sched_setscheduler(0, policy, param)
+        # each on its own: a core gone from the cpuset must not keep the worker at SCHED_FIFO
+        if cores is not None:
+            _restore("cores", lambda: os.sched_setaffinity(0, cores))
+        if policy is not None and param is not None:
+            _restore("scheduling policy", lambda: os.sched_setscheduler(0, policy, param))
         if unlock_memory and sys.platform.startswith("linux"):
             import ctypes
 
             ctypes.CDLL(None).munlockall()
+
+
+def _restore(what: str, call: Callable[[], None]) -> None:
+    try:
+        call()
+    except OSError as exc:
+        log.warning("could not restore the process's %s after the run: %s", what, exc.strerror)
 
 
 def apply_memory_lock(mlockall: Callable[[int], int] | None = None) -> str | None:

@@ -142,10 +142,6 @@ class ControlSettings:
     #: control specifications, e.g. ``stop:TCO1@30``; ``--control`` may be repeated
     apply: tuple[str, ...] = ()
 
-    def timed(self) -> list[Timed]:
-        """Every control, in the order given (a window's end after its start)."""
-        return [timed for text in self.apply for timed in parse_control(text)]
-
     def problems(self) -> list[str]:
         found = []
         for text in self.apply:

@@ -27,7 +27,6 @@ from ecu_sim.settings.model import BUS_SECTION, SECTIONS, FaultSettings, Setting
 from ecu_sim.settings.sources import Given
 from ecu_sim.settings.values import convert
 
-
 #: the commands a service unit runs, the only ones its environment's defaults apply to: a
 #: simulation or a campaign repeats bit for bit and must not start from an odometer an earlier
 #: run left in the state directory

@@ -331,15 +331,23 @@ def test_a_cosim_controller_that_never_steps_fails_its_row(tmp_path: Path) -> No
 
 # -- the case's levers ----------------------------------------------------------------------------------
 
-#: a controller that, once running, notes its parent's scheduling policy (the worker running the
-#: ECU) and its own
+#: a controller that sends the pedal frame and, once it hears the ECU (whose loop runs under the
+#: case's levers), notes its parent's scheduling policy (the worker running the ECU) and its own
 POLICY_NOTE = """
-import os
-from threading import Timer
-def note():
-    with open("policy.txt", "w") as out:
-        out.write(f"{os.sched_getscheduler(os.getppid())} {os.sched_getscheduler(0)}")
-Timer(1.0, note).start()
+import os, sys, time
+import can
+with can.Bus(interface="udp_multicast", channel=sys.argv[1], port=int(sys.argv[2]), hop_limit=0) as bus:
+    pedal = can.Message(arbitration_id=0x18F00326, data=bytes.fromhex("FFFFFFFFFFFFA5FF"))
+    noted, due = False, time.monotonic()
+    while True:
+        if time.monotonic() >= due:
+            bus.send(pedal)
+            due += 0.1
+        heard = bus.recv(max(0.0, due - time.monotonic()))
+        if heard is not None and heard.arbitration_id != pedal.arbitration_id and not noted:
+            with open("policy.txt", "w") as out:
+                out.write(f"{os.sched_getscheduler(os.getppid())} {os.sched_getscheduler(0)}")
+            noted = True
 """
 
 
@@ -350,7 +358,9 @@ def realtime_case(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, s
     if os.geteuid() != 0:
         pytest.skip("SCHED_FIFO needs root (CAP_SYS_NICE)")
     tmp_path = tmp_path_factory.mktemp("realtime")
-    path = campaign(tmp_path, script(tmp_path, POLICY_NOTE), "run.realtime_priority = 10")
+    program = tmp_path / "policy_note.py"
+    program.write_text(POLICY_NOTE)
+    path = campaign(tmp_path, f"{{python}} {program.name} {{channel}} {{port}}", "run.realtime_priority = 10")
     cases = matrix.expand(spec.load(path))
     row = run_case(cases[0])
     noted = [int(p) for p in (Path(cases[0].folder) / "policy.txt").read_text().split()]
