@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ecu_sim.errors import ConfigError
+from ecu_sim.runtime.ticks import WindowError, parse_window
 
 #: key -> (kind of value, default); kinds of value: "address", "pgn", "number", "addresses", "word",
 #: "path" (a file, the one value whose case is kept)
@@ -89,8 +90,6 @@ KINDS: dict[str, tuple[Params, str]] = {
            "with a packet 1 of FILL bytes ahead of its own (spoof) or after it (overwrite)"),
 }
 _SPEC = re.compile(r"^(?P<kind>[A-Za-z0-9_]+)(?::(?P<params>[^@]*))?(?:@(?P<window>.+))?$")
-_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_WINDOW = re.compile(rf"^(?P<start>{_NUMBER})(?:(?P<sep>[-+])(?P<end>{_NUMBER}))?$")
 _EXAMPLE = "e.g. tsc1:target=0x00,speed=2000@30+10"
 
 
@@ -173,19 +172,11 @@ _MEANING = {"address": "an address 0..0xff (e.g. 0x00)", "pgn": "a PGN 0..0x3fff
 
 
 def _window(text: str | None, where: str) -> tuple[float, float | None]:
-    if text is None:
-        return 0.0, None
-    window = _WINDOW.match(text)
-    if window is None:
-        raise ConfigError(f"{where}: the window must be @FROM, @FROM-TO or @FROM+DURATION in seconds, "
-                          "e.g. @30+10")
-    start = float(window["start"])
-    if window["end"] is None:
-        return start, None
-    end = float(window["end"]) + (start if window["sep"] == "+" else 0.0)
-    if end <= start:
-        raise ConfigError(f"{where}: the window ends before it starts")
-    return start, end
+    try:
+        return parse_window(text)
+    except WindowError as exc:
+        example = ", e.g. @30+10" if exc.malformed else ""
+        raise ConfigError(f"{where}: {exc}{example}") from None
 
 
 def check_windows(attacks: Iterable[Attack], duration_s: float | None) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecu_sim.errors import ConfigError
+from ecu_sim.runtime.ticks import WindowError, parse_window
 
 #: kind -> (takes a value, value required, description of the value)
 KINDS: dict[str, tuple[bool, bool, str]] = {
@@ -51,8 +52,6 @@ DTC_KIND = "dtc"
 _DTC = re.compile(r"^(?P<spn>\d+):(?P<fmi>\d+)$")
 ALIASES = {"na": "not_available", "not-available": "not_available"}
 _SPEC = re.compile(r"^(?P<kind>[a-z_-]+)(?:=(?P<value>[^@]+))?(?:@(?P<window>.+))?$")
-_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_WINDOW = re.compile(rf"^(?P<start>{_NUMBER})(?:(?P<sep>[-+])(?P<end>{_NUMBER}))?$")
 _SEED = re.compile(r"^seed\s*[=:]?\s*(?P<seed>\S+)$")
 
 
@@ -107,17 +106,11 @@ def parse_fault(text: str, where: str = "--fault") -> Fault:
             raise ConfigError(f"{where} {text!r}: the value of {kind} must be {meaning}")
     elif needs_value:
         raise ConfigError(f"{where} {text!r}: {kind} needs a value, {meaning} ({kind}=...)")
-    start, end = 0.0, None
-    if match["window"] is not None:
-        window = _WINDOW.match(match["window"])
-        if window is None:
-            raise ConfigError(f"{where} {text!r}: the window must be @FROM, @FROM-TO or "
-                              "@FROM+DURATION in seconds, e.g. @60-70 or @60+10")
-        start = float(window["start"])
-        if window["end"] is not None:
-            end = float(window["end"]) + (start if window["sep"] == "+" else 0.0)
-            if end <= start:
-                raise ConfigError(f"{where} {text!r}: the window ends before it starts")
+    try:
+        start, end = parse_window(match["window"])
+    except WindowError as exc:
+        example = ", e.g. @60-70 or @60+10" if exc.malformed else ""
+        raise ConfigError(f"{where} {text!r}: {exc}{example}") from None
     return Fault(kind, value, start, end, dtc)
 
 

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ecu_sim.runtime.ticks import WINDOW_FORMS, WindowError, parse_window
+
 #: kind -> (takes a value, what the value is, a window undoes it)
 KINDS: dict[str, tuple[bool, str, bool]] = {
     "stop": (False, "", True),
@@ -38,8 +40,6 @@ KINDS: dict[str, tuple[bool, str, bool]] = {
 }
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<target>[A-Za-z_][A-Za-z0-9_.]*))?(?:=(?P<value>[^@]+))?"
                    r"(?:@(?P<window>.+))?$")
-_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_WINDOW = re.compile(rf"^(?P<start>{_NUMBER})(?:(?P<sep>[-+])(?P<end>{_NUMBER}))?$")
 _DTC = re.compile(r"^\d+:\d+$")
 EXAMPLE = "e.g. stop:TCO1@30, signal:CCVS1.WheelBasedVehicleSpeed=50@10-20 or dtc:TACHOGRAPH=1624:2@5"
 
@@ -91,19 +91,13 @@ def parse_control(text: str) -> list[Timed]:
 
 
 def _window(text: str, window: str | None) -> tuple[float, float | None]:
-    if window is None:
-        return 0.0, None
-    found = _WINDOW.match(window)
-    if found is None:
-        raise ControlSpecError(f"{text!r}: the time must be @FROM, @FROM-TO or @FROM+DURATION in "
-                               "seconds from the start, e.g. @30 or @30-40")
-    start = float(found["start"])
-    if found["end"] is None:
-        return start, None
-    end = float(found["end"]) + (start if found["sep"] == "+" else 0.0)
-    if end <= start:
-        raise ControlSpecError(f"{text!r}: the window ends before it starts")
-    return start, end
+    try:
+        return parse_window(window)
+    except WindowError as exc:
+        if exc.malformed:
+            raise ControlSpecError(f"{text!r}: the time must be {WINDOW_FORMS} from the start, "
+                                   "e.g. @30 or @30-40") from None
+        raise ControlSpecError(f"{text!r}: {exc}") from None
 
 
 def _body(text: str, kind: str, target: str, value: str | None) -> dict[str, Any]:
