@@ -20,10 +20,10 @@ import cantools
 import pytest
 from cantools.database.can import Database
 
-from ecu_sim.bus.listener import Direction
 from ecu_sim.runs.simulation import DriverSetup, Simulation
 from ecu_sim.settings.model import FmsSettings, RunSettings, Settings
 from tests.conftest import REPO
+from tests.helpers.fms import Tape
 from tests.helpers.powertrainrig import settings as powertrain_settings
 
 DRIVE_S = 1800.0
@@ -38,21 +38,6 @@ def database(name: str) -> Database:
     loaded = cantools.database.load_file(str(REPO / "dbc" / f"{name}.dbc"))
     assert isinstance(loaded, Database)
     return loaded
-
-
-class Tape:
-    """Every frame the ECU's port sends, with the tick it went at."""
-
-    def __init__(self) -> None:
-        self.frames: list[tuple[int, can.Message]] = []
-        self.tick = 0
-
-    def on_frame(self, msg: can.Message, direction: Direction) -> None:
-        if direction is Direction.SENT:
-            self.frames.append((self.tick, msg))
-
-    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        self.tick = tick + 1
 
 
 def drive(state_file: Path | None = None, duration_s: float = DRIVE_S) -> list[tuple[int, can.Message]]:

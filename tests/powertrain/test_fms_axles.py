@@ -9,22 +9,15 @@ import itertools
 from pathlib import Path
 
 import can
-import cantools
 import pytest
-from cantools.database.can import Database
 
-from tests.conftest import REPO, Cli
+from tests.conftest import Cli
+from tests.helpers.fms import fms_dbc
 
 VW, CVW, ETC1 = 0x18FEEA4A, 0x18FE704A, 0x0CF00203
 FRONT, REAR = 0x0F, 0x1F
 SHARE, PAYLOAD_KG = 0.4, 3000.0
 RUN = ("--vehicle", "class6", "--profile", "j1939", "--network", "powertrain", "--grade", "0", "--fms")
-
-
-def fms_dbc() -> Database:
-    database = cantools.database.load_file(str(REPO / "dbc" / "fms.dbc"))
-    assert isinstance(database, Database)
-    return database
 
 
 @pytest.fixture

@@ -11,42 +11,17 @@ import itertools
 import json
 from pathlib import Path
 
-import can
-import cantools
 import pytest
-from cantools.database.can import Database
 
-from ecu_sim.bus.listener import Direction
 from ecu_sim.runs.simulation import DriverSetup, Simulation
 from ecu_sim.settings.model import FaultSettings, FmsSettings, RunSettings, Settings
-from tests.conftest import REPO
+from tests.helpers.fms import Tape, fms_dbc
 from tests.helpers.powertrainrig import settings as powertrain_settings
 
 FMS1 = 0x18FD7D4A
 OFF, RED, YELLOW, INFO = 0, 1, 2, 3
 #: the engine's DTC from 5 s on: its DM1 lights the amber lamp
 FAULT_FROM_TICK = 500
-
-
-def fms_dbc() -> Database:
-    database = cantools.database.load_file(str(REPO / "dbc" / "fms.dbc"))
-    assert isinstance(database, Database)
-    return database
-
-
-class Tape:
-    """Every frame the ECU's port sends, with the tick it went at."""
-
-    def __init__(self) -> None:
-        self.frames: list[tuple[int, can.Message]] = []
-        self.tick = 0
-
-    def on_frame(self, msg: can.Message, direction: Direction) -> None:
-        if direction is Direction.SENT:
-            self.frames.append((self.tick, msg))
-
-    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        self.tick = tick + 1
 
 
 def drive(tmp_path: Path, in_tank_l: float | None = None) -> list[tuple[int, dict[str, int]]]:

@@ -14,10 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import can
-import cantools
-from cantools.database.can import Database
 
-from tests.conftest import REPO, Cli
+from tests.conftest import Cli
+from tests.helpers.fms import fms_dbc
 from tests.helpers.powertrainrig import CONTROLLER, Controller, global_request, rig, settings
 
 VIN = "1M8GDM9AXKP042788"
@@ -25,12 +24,6 @@ GATEWAY = 0x4A
 VI_PGN, FMS_PGN, TP_CM_PGN, TP_DT_PGN = 0xFEEC, 0xFDD1, 0xEC00, 0xEB00
 BAM, RTS, CTS = 32, 16, 17
 RUN = ("--vehicle", "class6", "--profile", "j1939", "--network", "powertrain", "--grade", "0", "--fms")
-
-
-def fms_dbc() -> Database:
-    database = cantools.database.load_file(str(REPO / "dbc" / "fms.dbc"))
-    assert isinstance(database, Database)
-    return database
 
 
 def decode(name: str, payload: bytes) -> dict[str, int]:
