@@ -16,6 +16,11 @@ EFFECT_KPH, and the DTCs the truck's nodes sent in DM1 after the attack's start 
 A real-time run is aligned on the attack's first frame (the capture's wall clock against the
 recording's), and its deviation before the attack is printed too: what real time differs from the
 twin by without any attack.
+
+With ``--acc``, the ACC example's minimum gap instead (issue 33 names it as an effect figure): a
+campaign knows no lead vehicle and examples/acc.py runs on the wall clock only, so the figure is
+this benchmark's: examples/acc.py in place of the CCM, following examples/lead.csv, ``--repeat``
+times without an attack and with a TSC1 speed override over the lead's braking.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import re
 import statistics
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -32,7 +39,7 @@ from pathlib import Path
 
 import can
 
-from bench.processes import child_env, ecu_sim_command, private_bus
+from bench.processes import REPO, child_env, ecu_sim_command, private_bus
 from ecu_sim.attack.capture import read_labels
 from ecu_sim.campaign.effect import EFFECT_KPH
 from ecu_sim.j1939 import dm
@@ -51,6 +58,10 @@ ATTACKS = ("tsc1:speed=2000", "xbr:accel=-4", "spoof:message=ebc1,spn=521,value=
            "spoof:message=ccvs1,spn=84,value=0")
 #: the seconds before the attack over which real time is compared with the twin without an attack
 BEFORE_S = 5.0
+#: with --acc: examples/acc.py follows examples/lead.csv, whose lead brakes from 10 s to 15.56 s; the
+#: override covers the braking
+ACC_ATTACK, ACC_FROM_S, ACC_FOR_S = "tsc1:speed=2000", 8.0, 10.0
+ACC_SAYS = re.compile(r"minimum gap (?P<gap>-?[0-9.]+) m at (?P<at>[0-9.]+) s")
 
 
 @dataclass
@@ -149,6 +160,51 @@ def real_time(attack: str, folder: Path, twin: Series) -> Figures:
     return score("real time", attack, ecu, twin, start, raised(benign, start_wall))
 
 
+def minimum_gap(said: str) -> float:
+    """The smallest gap examples/acc.py reports when it stops, in metres."""
+    found = ACC_SAYS.search(said)
+    if found is None:
+        raise SystemExit(f"scripts/bench attack-effect: examples/acc.py gave no gap: {said.strip()!r}")
+    return float(found["gap"])
+
+
+def acc_run(attack: str | None, folder: Path) -> float:
+    """The smallest gap examples/acc.py keeps behind its lead in real time, the truck attacked or not.
+
+    The gap is the one the example integrates from the truck's CCVS1 speed: true while CCVS1 is,
+    so the attack is one on the truck (TSC1 at the highest priority), not on its speed signal."""
+    group, port = private_bus()
+    bus = ["-i", "udp_multicast", "-c", group, "--bus-kwargs", f"port={port}"]
+    running = f"{DURATION_S + 3 * SPARE_S:g}"  # the example starts its clock when it hears the truck
+    ecu = subprocess.Popen([*ecu_sim_command(), "run", *TRUCK, *bus, "--duration", running, "--log-level",
+                            "warning"], cwd=folder, env=child_env(), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    acc = subprocess.Popen(
+        [sys.executable, str(REPO / "examples" / "acc.py"), "--lead", str(REPO / "examples" / "lead.csv"),
+         "-c", group, "--port", str(port), "--hop-limit", "0", "--duration", f"{DURATION_S:g}"],
+        cwd=folder, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    processes = [ecu]
+    if attack is not None:
+        processes.append(subprocess.Popen(
+            [*ecu_sim_command(), "attack", *bus, "--attack", f"{attack}@{ACC_FROM_S:g}+{ACC_FOR_S:g}",
+             "--duration", f"{DURATION_S:g}"], cwd=folder, env=child_env(), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL))
+    said, _ = acc.communicate(timeout=DURATION_S * 4)
+    for proc in processes:
+        proc.wait(DURATION_S * 4)
+    return minimum_gap(said)
+
+
+def acc_table(repeat: int, folder: Path) -> str:
+    """The ACC example's minimum gap, median (range) of ``repeat`` runs, without and with the attack."""
+    lines = ["| examples/acc.py behind examples/lead.csv | minimum gap, m: median (range) |", "|---|---:|"]
+    for attack in (None, ACC_ATTACK):
+        gaps = [acc_run(attack, folder) for _ in range(repeat)]
+        name = "no attack" if attack is None else f"`{attack}@{ACC_FROM_S:g}+{ACC_FOR_S:g}`"
+        lines.append(f"| {name} | {statistics.median(gaps):.1f} ({min(gaps):.1f} .. {max(gaps):.1f}) |")
+    return "\n".join(lines)
+
+
 def spread(runs: Sequence[Figures]) -> str:
     """Median and range of the real-time runs' figures, as a table cell each."""
     def cell(values: list[float], fmt: str) -> str:
@@ -196,7 +252,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--attack", action="append",
                         help=f"an attack without its window, again for more (default: {', '.join(ATTACKS)})")
     parser.add_argument("--out", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument("--acc", action="store_true",
+                        help="instead: examples/acc.py's minimum gap, without and with a TSC1 override")
     args = parser.parse_args(argv)
+    if args.acc:
+        with tempfile.TemporaryDirectory() as name:
+            print(acc_table(args.repeat, Path(name)))
+        return 0
     results = measure(args.repeat, args.attack or ATTACKS)
     print(table(results))
     if args.out is not None:

@@ -48,3 +48,13 @@ def test_the_real_time_spread_is_the_median_and_range_and_counts_runs_without_ef
             ((6.0, 1.5), (7.0, None), (6.5, 1.6))]
     assert attack_effect.spread(runs) == ("6.50 (6.00 .. 7.00) | 1.55 (1.50 .. 1.60), 1 never | 898:9 | "
                                           "0.10 (0.10 .. 0.10)")
+
+
+def test_the_acc_examples_minimum_gap_is_read_from_what_it_prints_when_it_stops() -> None:
+    said = "lost the truck's speed for 1.2 s: released\nminimum gap 12.3 m at 15.9 s (limit 10 m)\n"
+    assert attack_effect.minimum_gap(said) == pytest.approx(12.3)
+
+
+def test_an_acc_example_that_prints_no_gap_ends_the_benchmark_saying_what_it_printed() -> None:
+    with pytest.raises(SystemExit, match="no CCVS1"):
+        attack_effect.minimum_gap("no CCVS1 (the truck's speed) on the bus within 10 s")
