@@ -60,7 +60,7 @@ ATTACKS = ("tsc1:speed=2000", "xbr:accel=-4", "spoof:message=ebc1,spn=521,value=
 BEFORE_S = 5.0
 #: with --acc: examples/acc.py follows examples/lead.csv, whose lead brakes from 10 s to 15.56 s; the
 #: override covers the braking
-ACC_ATTACK, ACC_FROM_S, ACC_FOR_S = "tsc1:speed=2000", 8.0, 10.0
+ACC_ATTACK, ACC_FROM_S, ACC_FOR_S = "tsc1:source=0x27,speed=2000", 8.0, 10.0
 ACC_SAYS = re.compile(r"minimum gap (?P<gap>-?[0-9.]+) m at (?P<at>[0-9.]+) s")
 
 
