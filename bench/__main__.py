@@ -4,7 +4,8 @@
 (bench/controller.py), ``scripts/bench versus REV`` this tree's virtual-time rates beside a
 commit's (bench/versus.py), ``scripts/bench attacks`` the J1939 floods against this tree and a
 commit (bench/attacks.py), ``scripts/bench dataset`` labelled frames a second beside unlabelled
-ones (bench/dataset.py)."""
+ones (bench/dataset.py), ``scripts/bench attack-effect`` an attack's effect on the real-time ECU
+beside ``simulate``'s (bench/attack_effect.py)."""
 
 import sys
 
@@ -27,6 +28,11 @@ if sys.argv[1:2] == ["attacks"]:
     from bench.attacks import main as attacks_main
 
     sys.exit(attacks_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["attack-effect"]:
+    from bench.attack_effect import main as attack_effect_main
+
+    sys.exit(attack_effect_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["dataset"]:
     from bench.dataset import main as dataset_main
