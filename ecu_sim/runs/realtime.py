@@ -32,7 +32,6 @@ from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.pedals.reading import PedalSource
 from ecu_sim.runs import planned, recording, tuned, viewers
-from ecu_sim.runs.controls import ControlDesk
 from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
@@ -125,9 +124,10 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
             port.add_listener(recorder)
         notifier = stack.enter_context(Notifier())
         observers: list[TickObserver] = [] if recorder is None else [recorder]
-        if settings.controls.apply:  # --control, [controls] apply: applied and journaled as the page's
-            observers.append(ControlDesk(built, journal=None if recorder is None else recorder.control,
-                                         planned=planned.plan(settings, built, profile.speed)))
+        if page is None:  # --control, [controls] apply; with a page, its desk applies them too
+            desk = planned.desk(settings, built, profile.speed,
+                                None if recorder is None else recorder.control)
+            observers += [] if desk is None else [desk]
         if view is not None:
             observers += viewers.stream(stack, settings.stream.target, lambda: view)
         if page is not None and view is not None:

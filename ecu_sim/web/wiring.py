@@ -28,6 +28,7 @@ from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.io.recorder import Recorder
 from ecu_sim.io.signals import TickView
 from ecu_sim.nodes.factory import Built, NodeKind
+from ecu_sim.runs import planned
 from ecu_sim.runs.controls import ControlDesk, check
 from ecu_sim.runtime.loop import LoopStats, TickObserver
 from ecu_sim.settings.model import Settings
@@ -90,8 +91,10 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
     host, port = parse_address(settings.run.web)
     period = settings.run.resolved_period_s
     session = None if recorder is None or not settings.run.web_record else Session(recorder)
+    # the one desk of the run: the page's controls, and those written ahead (--control)
+    ahead = planned.plan(settings, built, profile.speed) if settings.controls.apply else None
     desk = ControlDesk(built, journal=None if recorder is None else recorder.control,
-                       marks=None if session is None else session.mark)
+                       marks=None if session is None else session.mark, planned=ahead)
     publisher = Publisher(kind.value, built, view, stats, line, bus_state, period)
 
     checked = functools.partial(check, built=built, speed=profile.speed, period_s=period)

@@ -107,6 +107,15 @@ def test_a_control_leaves_a_simulation_as_it_was_before_its_time_and_changes_it_
     assert all(a == b for a, b in rows[:1000]) and any(a != b for a, b in rows[1000:])
 
 
+def test_controls_written_ahead_beside_the_page_are_applied_once_by_its_desk_and_replay(
+        cli_main: Cli, virtual_time: None, virtual_channel: str, tmp_path: Path) -> None:
+    log = tmp_path / "paged.log"
+    record(cli_main, virtual_channel, log, "--web", "127.0.0.1:0", "--control", "stop:TCO1@1-2")
+    assert Path(f"{log}.ticks").read_text().count("\ncontrol ") == 2  # the stop and its end
+    replayed = cli_main("replay", str(log))
+    assert replayed.status == 0 and "bit for bit as recorded" in replayed.out, replayed.out + replayed.err
+
+
 def test_a_simulation_recorded_with_controls_journals_them_and_replays_bit_for_bit(
         cli_main: Cli, tmp_path: Path) -> None:
     log = tmp_path / "simulated.log"
