@@ -9,6 +9,7 @@ recording started and stopped through the API replays bit for bit.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import subprocess
@@ -238,6 +239,29 @@ def test_the_page_and_its_plotting_library_are_served_from_the_node(ccm: Page) -
     status, library = ccm.request("GET", "static/vendor/uPlot.iife.min.js")
     assert status == 200 and b"uPlot" in library
     assert b"http://" not in page and b"https://" not in page  # nothing from elsewhere
+
+
+async def _batches(url: str, samples: int) -> list[list[int]]:
+    """The ticks of the samples an open page receives, message by message, until ``samples``."""
+    async with aiohttp.ClientSession() as session, session.ws_connect(url + "api/ws") as socket:
+        assert "history" in json.loads((await socket.receive(timeout=HANG_S)).data)
+        batches: list[list[int]] = []
+        while sum(map(len, batches)) < samples:
+            message = json.loads((await socket.receive(timeout=HANG_S)).data)
+            batches.append([sample["tick"] for sample in message["samples"]])
+        return batches
+
+
+def test_an_open_page_receives_every_snapshot_made_while_it_looks(ccm: Page) -> None:
+    """Five a second on the CCM's 10 Hz loop: every other tick, none left out of the batches."""
+    ticks = [tick for batch in asyncio.run(_batches(ccm.url, 12)) for tick in batch]
+    assert [b - a for a, b in itertools.pairwise(ticks)] == [2] * (len(ticks) - 1)
+
+
+def test_an_open_page_is_sent_its_snapshots_in_batches(ccm: Page) -> None:
+    """The server's thread is woken for several snapshots at once, not for each."""
+    batches = asyncio.run(_batches(ccm.url, 12))
+    assert max(map(len, batches)) > 1
 
 
 async def _storm(url: str) -> None:
