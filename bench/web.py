@@ -11,8 +11,8 @@ figures hold no browser's rendering. Per run:
 - CPU per tick: the node's threads' CPU time (the scheduler's ``se.sum_exec_runtime`` in
   ``/proc/PID/task/*/sched``, nanoseconds) over a window that starts once the node has run a few
   seconds (start-up and the page's connection left out), divided by the window's ticks;
-- lateness: a second run with the tick probe (``--tick-probe``, the same in every configuration):
-  the worst tick and the ticks later than 200 us.
+- lateness: a second run with the tick probe (``--tick-probe``, the same in every configuration),
+  of every tree: the worst tick and the ticks later than 200 us.
 
 Rounds alternate the configurations (and, with ``--baseline REV``, the same configurations of
 another commit exported with ``git archive``), so a slow spell of the shared machine falls on all
@@ -180,7 +180,7 @@ def _beside(node: str, bus: list[str]) -> Iterator[None]:
 
 def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float) -> dict[str, Any]:
     """Per tree, node and configuration: CPU per tick in each round, medians, the extra over
-    the run without ``--web`` (within each round), and this tree's lateness."""
+    the run without ``--web`` (within each round), and the lateness of one run."""
     this = next(iter(trees))
     cpu: dict[str, dict[str, dict[str, list[float]]]] = {
         tree: {node: {c: [] for c in (CONFIGURATIONS if tree == this else _BASELINE)} for node in NODES}
@@ -199,9 +199,10 @@ def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float) 
     for node in NODES:
         bus = _bus()
         with _beside(node, bus):
-            for configuration in CONFIGURATIONS:
-                result["trees"][this][node][configuration].update(
-                    lateness(trees[this], bus, node, configuration, probe_s))
+            for tree, path in trees.items():
+                for configuration in cpu[tree][node]:
+                    result["trees"][tree][node][configuration].update(
+                        lateness(path, bus, node, configuration, probe_s))
     return result
 
 
