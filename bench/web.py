@@ -20,9 +20,8 @@ of them; the figures are medians over the rounds, and each configuration's extra
 without ``--web`` is taken within its round.
 
 Run: ``.venv/bin/python -m bench.web [--seconds S] [--rounds N] [--baseline REV] [--spin-us US]``;
-prints JSON
-and a Markdown table. ``--node HOST:PORT`` instead measures nothing and only holds pages open on a
-node started elsewhere (the ARM stage).
+prints JSON and a Markdown table. ``--node HOST:PORT`` instead measures nothing and only holds
+pages open on a node started elsewhere (the ARM stage).
 """
 
 from __future__ import annotations
