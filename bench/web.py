@@ -11,17 +11,17 @@ figures hold no browser's rendering. Per run:
 - CPU per tick: the node's threads' CPU time (the scheduler's ``se.sum_exec_runtime`` in
   ``/proc/PID/task/*/sched``, nanoseconds) over a window that starts once the node has run a few
   seconds (start-up and the page's connection left out), divided by the window's ticks;
-- lateness: a second run with the tick probe (``--tick-probe``, the same in every configuration):
-  the worst tick and the ticks later than 200 us.
+- lateness: a second run with the tick probe (``--tick-probe``, the same in every configuration),
+  of every tree: the worst tick and the ticks later than 200 us.
 
 Rounds alternate the configurations (and, with ``--baseline REV``, the same configurations of
 another commit exported with ``git archive``), so a slow spell of the shared machine falls on all
 of them; the figures are medians over the rounds, and each configuration's extra CPU over the run
 without ``--web`` is taken within its round.
 
-Run: ``.venv/bin/python -m bench.web [--seconds S] [--rounds N] [--baseline REV]``; prints JSON
-and a Markdown table. ``--node HOST:PORT`` instead measures nothing and only holds pages open on a
-node started elsewhere (the ARM stage).
+Run: ``.venv/bin/python -m bench.web [--seconds S] [--rounds N] [--baseline REV] [--spin-us US]``;
+prints JSON and a Markdown table. ``--node HOST:PORT`` instead measures nothing and only holds
+pages open on a node started elsewhere (the ARM stage).
 """
 
 from __future__ import annotations
@@ -132,10 +132,13 @@ def _node(tree: str, args: list[str],
         process.wait(30)
 
 
-def cpu_per_tick_us(tree: str, bus: list[str], node: str, configuration: str, seconds: float) -> float:
-    """The node's CPU per tick over a window of ``seconds`` after WARM_S."""
+def cpu_per_tick_us(tree: str, bus: list[str], node: str, configuration: str, seconds: float,
+                    options: tuple[str, ...] = ()) -> float:
+    """The node's CPU per tick over a window of ``seconds`` after WARM_S; ``options``: the
+    command line's own, the same for every tree and configuration (``--spin-us``)."""
     args, period, _ = NODES[node]
-    with _node(tree, [*bus, *args, "--duration", str(WARM_S + seconds + 5)], configuration) as (process, _):
+    run = [*bus, *args, *options, "--duration", str(WARM_S + seconds + 5)]
+    with _node(tree, run, configuration) as (process, _):
         time.sleep(WARM_S)
         start_cpu, start = cpu_s(process.pid), time.monotonic()
         time.sleep(seconds)
@@ -144,12 +147,13 @@ def cpu_per_tick_us(tree: str, bus: list[str], node: str, configuration: str, se
     return round(used / (spent / period) * 1e6, 1)
 
 
-def lateness(tree: str, bus: list[str], node: str, configuration: str, seconds: float) -> dict[str, Any]:
+def lateness(tree: str, bus: list[str], node: str, configuration: str, seconds: float,
+             options: tuple[str, ...] = ()) -> dict[str, Any]:
     """The tick probe's worst tick and late ticks of one run of ``seconds``."""
     args, _, _ = NODES[node]
     with tempfile.TemporaryDirectory() as folder:
         probe = Path(folder) / "probe.json"
-        run = [*bus, *args, "--duration", str(seconds), "--tick-probe", str(probe)]
+        run = [*bus, *args, *options, "--duration", str(seconds), "--tick-probe", str(probe)]
         with _node(tree, run, configuration) as (process, counts):
             process.wait(seconds + 60)
         probed = json.loads(probe.read_text())
@@ -178,9 +182,10 @@ def _beside(node: str, bus: list[str]) -> Iterator[None]:
         ccm.wait(30)
 
 
-def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float) -> dict[str, Any]:
+def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float,
+            options: tuple[str, ...] = ()) -> dict[str, Any]:
     """Per tree, node and configuration: CPU per tick in each round, medians, the extra over
-    the run without ``--web`` (within each round), and this tree's lateness."""
+    the run without ``--web`` (within each round), and the lateness of one run."""
     this = next(iter(trees))
     cpu: dict[str, dict[str, dict[str, list[float]]]] = {
         tree: {node: {c: [] for c in (CONFIGURATIONS if tree == this else _BASELINE)} for node in NODES}
@@ -192,16 +197,17 @@ def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float) 
                 for tree, path in trees.items():
                     for configuration in cpu[tree][node]:
                         cpu[tree][node][configuration].append(
-                            cpu_per_tick_us(path, bus, node, configuration, seconds))
-    result: dict[str, Any] = {"seconds": seconds, "rounds": rounds, "trees": {}}
+                            cpu_per_tick_us(path, bus, node, configuration, seconds, options))
+    result: dict[str, Any] = {"seconds": seconds, "rounds": rounds, "options": list(options), "trees": {}}
     for tree, nodes in cpu.items():
         result["trees"][tree] = {node: _summary(runs) for node, runs in nodes.items()}
     for node in NODES:
         bus = _bus()
         with _beside(node, bus):
-            for configuration in CONFIGURATIONS:
-                result["trees"][this][node][configuration].update(
-                    lateness(trees[this], bus, node, configuration, probe_s))
+            for tree, path in trees.items():
+                for configuration in cpu[tree][node]:
+                    result["trees"][tree][node][configuration].update(
+                        lateness(path, bus, node, configuration, probe_s, options))
     return result
 
 
@@ -239,6 +245,8 @@ def main() -> int:
     parser.add_argument("--probe-seconds", type=float, default=20.0, help="the lateness run")
     parser.add_argument("--baseline", metavar="REV", help="the same runs of this commit (or the package "
                         "in this folder), side by side")
+    parser.add_argument("--spin-us", type=float, help="every measured node's --spin-us (0: the tick's work "
+                        "alone, without the spin before its deadline); default: the node's own")
     parser.add_argument("--pages", type=int, default=2, help="with --node: how many pages")
     parser.add_argument("--node", metavar="HOST:PORT", help="only hold the pages open on this node")
     parser.add_argument("--hold", type=float, default=60.0, help="with --node: for this long (s)")
@@ -251,6 +259,7 @@ def main() -> int:
         thread.join(10)
         print(json.dumps({"pages": args.pages, "bytes": counts[0]}))
         return 0
+    options = () if args.spin_us is None else ("--spin-us", f"{args.spin_us:g}")
     with tempfile.TemporaryDirectory() as folder:
         trees = {"this tree": str(REPO)}
         if args.baseline and Path(args.baseline).is_dir():
@@ -259,7 +268,7 @@ def main() -> int:
             from bench.versus import export
 
             trees[args.baseline] = str(export(args.baseline, Path(folder)))
-        result = measure(args.seconds, args.rounds, trees, args.probe_seconds)
+        result = measure(args.seconds, args.rounds, trees, args.probe_seconds, options)
     print(json.dumps(result, indent=2))
     print(table(result))
     return 0

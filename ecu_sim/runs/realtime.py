@@ -93,10 +93,10 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     probe_path = getattr(args, "tick_probe", None)
     probe = None if probe_path is None else TickProbe()
     with ExitStack() as stack:
+        if settings.record.file is not None:  # --record: sent frames with the time the bus carried them
+            options = hear_own_frames(options)
         if page is not None:  # the session recorded from tick 0, to download it
             settings = page.session_settings(settings, stack)
-        if settings.record.file is not None:
-            options = hear_own_frames(options)
         pedals = None if open_pedals is None else stack.enter_context(open_pedals(settings))
         first = tuned.bus_opener(lambda: _first_bus(options), probe)
         reopen = tuned.bus_opener(lambda: bus_options.open_bus(options), probe)
@@ -156,8 +156,12 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
 
 
 def hear_own_frames(options: argparse.Namespace) -> argparse.Namespace:
-    """A recording node hears its frames back from the host-local bus, so the journal holds them
-    with the time they were on the bus; other nodes leave them in the kernel."""
+    """A node recording to ``--record`` hears its frames back from the host-local bus, so the log
+    holds them with the time they were on the bus; other nodes leave them in the kernel. The
+    page's own recording (``--web`` without ``--record``) does not: every frame heard back is a
+    datagram more to receive and a wake-up more a tick, the largest part of what ``--web`` cost
+    with no page open, and its download replays from the frames, not from their times, so its
+    sent frames carry the time they were handed over (docs/web.md)."""
     kwargs = getattr(options, "bus_kwargs", {}) or {}
     if not is_host_local(getattr(options, "interface", None), kwargs):
         return options

@@ -253,6 +253,7 @@ class WebServer:
         arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append(arrived)
         self._watch()
+        self._publisher.hurry = True
         try:
             await asyncio.wait_for(arrived, SNAPSHOT_WAIT_S)
         except TimeoutError:

@@ -9,10 +9,14 @@ and a snapshot is never changed once published, so there is no lock and the loop
 A snapshot is a tick's dearest extra work (every frame decoded by cantools, the figures, the
 status line), and a person's eye needs far fewer than a 10 ms loop makes. So while someone
 looks (a page open, a request for the state waiting) the publisher builds one every
-:data:`PAGE_INTERVAL_S` and wakes the server's event loop after it (one write to its wake-up
-pipe); while nobody does, one every :data:`IDLE_INTERVAL_S`, which keeps the history a page
-opens with, and the server thread sleeps. The ticks between take nothing but the frames their
-port hands the view (ecu_sim.io.signals keeps the newest of each and decodes only those).
+:data:`PAGE_INTERVAL_S`, and wakes the server's event loop (one write to its wake-up pipe) every
+:data:`PAGE_SEND_S`, which then sends the snapshots made since as one batch: a wake-up of the
+server's thread (its event loop, a WebSocket's send) costs the process more than a snapshot, and
+a page's plots take a batch as they take one sample. A request for the state waiting wakes it at
+the next snapshot (:attr:`Publisher.hurry`). While nobody looks, one every
+:data:`IDLE_INTERVAL_S`, which keeps the history a page opens with, and the server thread
+sleeps. The ticks between take nothing but the frames their port hands the view
+(ecu_sim.io.signals keeps the newest of each and decodes only those).
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ RING_TICKS = 600
 PAGE_INTERVAL_S = 0.2
 #: and this often while nobody does: the history a page opens with, at a tenth of the cost
 IDLE_INTERVAL_S = 1.0
+#: the server's thread woken this often while a page is open, to send what was made since: the
+#: page's figures lag by up to this, which a person reading them does not notice
+PAGE_SEND_S = 0.6
 
 
 class Publisher:
@@ -50,6 +57,7 @@ class Publisher:
                  ring_ticks: int = RING_TICKS) -> None:
         self.name = name
         self._every = max(1, ticks_in(PAGE_INTERVAL_S, period_s))
+        self._send_every = self._every * max(1, round(PAGE_SEND_S / PAGE_INTERVAL_S))
         self._idle_every = max(1, ticks_in(IDLE_INTERVAL_S, period_s))
         self._built = built
         self._view = view
@@ -60,15 +68,18 @@ class Publisher:
         self.latest: dict[str, Any] | None = None
         #: the newest snapshots, oldest first
         self.ring: deque[dict[str, Any]] = deque(maxlen=ring_ticks)
-        #: called after each snapshot while someone looks (the server's wake-up), else None
+        #: the server's wake-up while someone looks, else None: called every PAGE_SEND_S
         self.wake: Callable[[], None] | None = None
+        #: set by the server while a request for the state waits: wake it at the next snapshot
+        self.hurry = False
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         wake = self.wake
         if tick % (self._idle_every if wake is None else self._every):
             return
         self._publish(tick, now, transmitted)
-        if wake is not None:
+        if wake is not None and (self.hurry or tick % self._send_every == 0):
+            self.hurry = False  # set again by a request that comes after this wake-up
             wake()
 
     def _publish(self, tick: int, now: float, transmitted: bool) -> None:
