@@ -122,6 +122,7 @@ class Recorder:
             if max_bytes > 0:
                 rotating = can.SizedRotatingLogger(path, max_bytes=max_bytes)
                 rotating.namer = self._rotated
+                rotating.rotator = _rotate_keeping_base
                 self._logger: can.Listener = rotating
             else:
                 self._logger = can.Logger(path)
@@ -312,6 +313,15 @@ class Recorder:
 def _writer(logger: can.Listener) -> object:
     """The writer that holds the current file: a rotating logger's, or the logger itself."""
     return getattr(logger, "writer", logger)
+
+
+def _rotate_keeping_base(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+    """The full part moved aside and the base file there again at once: python-can makes the next
+    writer only after looking its format up, and a process killed in between would leave a
+    recording without the file its journal names last."""
+    os.rename(source, dest)
+    with open(source, "ab"):
+        pass
 
 
 class _Syncer:
