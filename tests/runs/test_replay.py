@@ -422,6 +422,8 @@ def test_a_recording_made_before_the_vehicle_was_recorded_replays_as_the_testbed
 @pytest.mark.parametrize("name", ["sim.log", "sim.mcap"])
 def test_a_simulations_recording_of_its_ecu_replays_bit_for_bit_in_simulated_time(
         cli_main: Cli, tmp_path: Path, name: str) -> None:
+    if name.endswith(".mcap"):
+        pytest.importorskip("mcap", reason="the mcap extra (a board installs only what the ECU needs)")
     path = tmp_path / name
     recorded = cli_main("simulate", "--duration", "5", "--no-progress", "--record", str(path))
     assert recorded.status == 0, recorded.err
