@@ -1,5 +1,5 @@
-"""What the FMS tests share: the FMS set's DBC as cantools reads it, and a tape of the frames the
-ECU's port sends."""
+"""What the FMS tests share: the FMS set's DBC as cantools reads it, a tape of the frames the
+ECU's port sends, and a simulation run with that tape."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import cantools
 from cantools.database.can import Database
 
 from ecu_sim.bus.listener import Direction
+from ecu_sim.runs.simulation import DriverSetup, Simulation
+from ecu_sim.settings.model import Settings
 from tests.conftest import REPO
 
 
@@ -31,3 +33,17 @@ class Tape:
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         self.tick = tick + 1
+
+
+def sent_frames(settings: Settings) -> list[tuple[int, can.Message]]:
+    """The frames the ECU's port sent in a simulation of ``settings`` with the CCM driving, each
+    with its tick."""
+    tape = Tape()
+
+    def watch(simulation: Simulation) -> list[Tape]:
+        simulation.ecu.port.add_listener(tape)
+        return [tape]
+
+    with Simulation(settings, DriverSetup("ccm"), link="direct", watch=watch) as simulation:
+        simulation.run()
+    return tape.frames

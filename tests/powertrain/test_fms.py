@@ -20,10 +20,9 @@ import cantools
 import pytest
 from cantools.database.can import Database
 
-from ecu_sim.runs.simulation import DriverSetup, Simulation
 from ecu_sim.settings.model import FmsSettings, RunSettings, Settings
 from tests.conftest import REPO
-from tests.helpers.fms import Tape
+from tests.helpers.fms import sent_frames
 from tests.helpers.powertrainrig import settings as powertrain_settings
 
 DRIVE_S = 1800.0
@@ -46,15 +45,7 @@ def drive(state_file: Path | None = None, duration_s: float = DRIVE_S) -> list[t
         base, run=RunSettings(grade_file="appendix-d", duration_s=duration_s, set_speed_kph=90.0),
         fms=FmsSettings(enabled=True, tank_l=TANK_L,
                         state_file=None if state_file is None else str(state_file)))
-    tape = Tape()
-
-    def watch(simulation: Simulation) -> list[Tape]:
-        simulation.ecu.port.add_listener(tape)
-        return [tape]
-
-    with Simulation(settings, DriverSetup("ccm"), link="direct", watch=watch) as simulation:
-        simulation.run()
-    return tape.frames
+    return sent_frames(settings)
 
 
 @pytest.fixture(scope="module")

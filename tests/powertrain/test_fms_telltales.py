@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ecu_sim.runs.simulation import DriverSetup, Simulation
 from ecu_sim.settings.model import FaultSettings, FmsSettings, RunSettings, Settings
-from tests.helpers.fms import Tape, fms_dbc
+from tests.helpers.fms import fms_dbc, sent_frames
 from tests.helpers.powertrainrig import settings as powertrain_settings
 
 FMS1 = 0x18FD7D4A
@@ -36,17 +35,9 @@ def drive(tmp_path: Path, in_tank_l: float | None = None) -> list[tuple[int, dic
         base, run=RunSettings(grade_pct=0.0, initial_speed_kph=80.0, duration_s=10.0, set_speed_kph=80.0),
         fms=FmsSettings(enabled=True, tank_l=100.0, state_file=None if state is None else str(state)),
         faults=FaultSettings(inject=(f"dtc=110:0@{FAULT_FROM_TICK / 100.0}",)))
-    tape = Tape()
-
-    def watch(simulation: Simulation) -> list[Tape]:
-        simulation.ecu.port.add_listener(tape)
-        return [tape]
-
-    with Simulation(given, DriverSetup("ccm"), link="direct", watch=watch) as simulation:
-        simulation.run()
     dbc = fms_dbc()
     found = []
-    for tick, m in tape.frames:
+    for tick, m in sent_frames(given):
         if m.arbitration_id == FMS1:
             values = dbc.decode_message(FMS1, bytes(m.data), decode_choices=False, scaling=False)
             assert isinstance(values, dict)
