@@ -276,8 +276,8 @@ class Node:
         with self._changed:
             return "\n".join(self._lines)
 
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        """The first log line that ``pattern`` matches (re.search), once the process logged it."""
+    def wait_for(self, pattern: str, nth: int = 1) -> re.Match[str]:
+        """The ``nth`` log line that ``pattern`` matches (re.search), once the process logged it."""
         regex = re.compile(pattern)
         seen = 0
         give_up = time.monotonic() + HANG_S
@@ -285,7 +285,9 @@ class Node:
             while True:
                 for line in self._lines[seen:]:
                     if (match := regex.search(line)) is not None:
-                        return match
+                        nth -= 1
+                        if nth == 0:
+                            return match
                 seen = len(self._lines)
                 if self._ended:
                     raise AssertionError(f"the process ended without logging /{pattern}/:\n{self.log}")

@@ -16,6 +16,13 @@ checks each frame's direction against the journal's split, so a frame missing fr
 one moved or remarked, is found at its tick. Both files are flushed once a second and when the
 run ends, so a killed run keeps all but its last second; a write that fails (a full disk) ends
 the run with an OutputError and leaves what was written.
+
+A frame or a tick is only noted as it passes (with the time a sent frame was handed over and an
+attacked run's label, which cannot wait); the notes are worked through in their order at the
+flush, or when :data:`HELD_EVENTS` pile up. A tick then runs none of the recording's code but an
+append, which matters on a slow node: between its ticks everything it ran is out of the
+processor's caches, and the recording's code run cold each tick cost more than the same code run
+for a second's frames at once. The files get the same bytes at the same flushes.
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ FLUSH_INTERVAL_S = 1.0
 SYNC_INTERVAL_S = 10.0
 #: frames the log's writer is handed at once at most; fewer at each flush
 HELD_FRAMES = 64
+#: frames and ticks noted before they are worked through, at most; all of them at each flush
+HELD_EVENTS = 64
 
 #: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
 REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939", "ccm", "fms")
@@ -144,6 +153,10 @@ class Recorder:
         # the files get the same bytes at the same flushes.
         self._held: list[can.Message] = []
         self._order = WireOrder(self._held.append, channel)
+        #: the frames and ticks noted since they were last worked through, in their order
+        self._events: list[_Event] = []
+        #: ticks noted, worked through or not
+        self._noted_ticks = 0
         #: frames written so far, received and sent
         self.frames = 0
 
@@ -152,7 +165,7 @@ class Recorder:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        if kind is not None and self._ticks == 0 and not self._stopped:
+        if kind is not None and self._noted_ticks == 0 and not self._stopped:
             self._discard()  # the run failed before its first tick: nothing worth keeping
             return
         self.stop()
@@ -167,33 +180,60 @@ class Recorder:
             os.remove(self.path)
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        if direction is Direction.SENT:
+            self._events.append((direction, msg, self._now()))
+        elif self._labels is not None and direction is not Direction.NOT_SENT:
+            self._events.append((direction, msg, self._labels(msg)))  # the labeller forgets it
+        else:
+            self._events.append((direction, msg, None))
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        self._events.append((None, None, transmitted))
+        self._noted_ticks += 1
+        if self._noted_ticks % self._flush_every == 0 or len(self._events) >= HELD_EVENTS:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Work through the frames and ticks noted so far, in their order."""
+        events, self._events = self._events, []
+        for direction, msg, value in events:
+            if direction is None:
+                self._tick(bool(value))
+            else:
+                assert msg is not None
+                self._frame(msg, direction, value)
+
+    def _frame(self, msg: can.Message, direction: Direction, value: float | int | None) -> None:
+        """A frame noted by on_frame; ``value``: a sent frame's time, a received one's label."""
         if direction is Direction.NOT_SENT:
             self._failed = True
             return
         if direction is Direction.SENT:
+            assert value is not None
             self._tx += 1
             self.frames += 1
-            self._order.sent(msg, self._ticks, self._now())
+            self._order.sent(msg, self._ticks, value)
             return
         if direction is Direction.ECHO and self._write(lambda: self._order.echo(msg)):
             return  # our own frame heard back: written once, as sent, with the echo's time
         self._rx += 1
         self.frames += 1
-        if self._labels is not None:
-            self._tick_labels.append(self._labels(msg))
+        if value is not None:
+            self._tick_labels.append(int(value))
         if not msg.is_rx:  # an echo the bus marks as sent that is not ours: the node received it
             msg = copy.copy(msg)
             msg.is_rx = True
         self._write(lambda: self._order.received(msg))
 
-    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+    def _tick(self, transmitted: bool) -> None:
         # The previous ticks' frames whose echo did not come are written now, before this tick's
         # line, so the journal on disk never counts a frame still held.
         self._settle(self._ticks)
         self._journal.tick(self._rx, self._tx, not transmitted, self._failed)
-        if any(self._tick_labels):
-            self._journal.labels(self._tick_labels)
-        self._tick_labels = []
+        if self._tick_labels:
+            if any(self._tick_labels):
+                self._journal.labels(self._tick_labels)
+            self._tick_labels = []
         self._rx = self._tx = 0
         self._failed = False
         self._ticks += 1
@@ -204,11 +244,13 @@ class Recorder:
 
     def control(self, record: dict[str, Any]) -> None:
         """A control applied after the latest tick (ecu_sim.runs.controls), into the journal."""
+        self._catch_up()
         self._journal.control(record)
 
     def flush_now(self) -> tuple[int, int]:
         """Flush the log and the journal now; their sizes then, a prefix that replays as a
         recording cut at its last flushed tick (the files only grow: no rotation, not BLF)."""
+        self._catch_up()
         self._write(self._flush)
         return os.path.getsize(self.path), os.path.getsize(self._journal.path)
 
@@ -229,6 +271,7 @@ class Recorder:
     @property
     def waiting(self) -> bool:
         """Whether a frame the node sent is still held for its echo."""
+        self._catch_up()
         return self._order.waiting
 
     def _hand_over(self) -> None:
@@ -286,6 +329,7 @@ class Recorder:
         """Flush and close both files; safe to call twice."""
         if self._stopped:
             return
+        self._catch_up()  # a write that fails here has closed both files (_abandon)
         self._stopped = True
         self._syncer.stop()
         try:
@@ -308,6 +352,11 @@ class Recorder:
                               f"flush") from None
         log.info("recorded %d frames to %s (tick journal %s)", self.frames, self.path,
                  journal_path(self.path))
+
+
+#: a noted frame (its direction, the frame, a sent frame's time or a received one's label) or a
+#: tick (None, None, whether it transmitted)
+_Event = tuple[Direction | None, can.Message | None, float | int | None]
 
 
 def _writer(logger: can.Listener) -> object:

@@ -89,6 +89,10 @@ class NodeView:
         elif direction is Direction.SENT:
             self._frames.append(("tx", msg))
 
+    def forget(self) -> None:
+        """The frames since the last take let go, undecoded."""
+        self._frames.clear()
+
     def take(self) -> dict[str, Any]:
         """The group of this node since the last take (a tick, or several when a viewer samples);
         the frames are forgotten, the next take starts empty."""
@@ -144,21 +148,31 @@ class TickView:
         """The tick's dictionary; asked again for the same tick (a stream and an MCAP file), the same."""
         if self._last is not None and self._last[0] == tick:
             return self._last[1]
+        snapshot = self.timing(tick, now, transmitted)
+        for view in self.views:
+            snapshot[view.name] = view.take()
+        self._last = (tick, snapshot)
+        return snapshot
+
+    def timing(self, tick: int, now: float, transmitted: bool) -> dict[str, Any]:
+        """The tick's ``timestamp`` and ``loop`` alone, without the frames (which stay)."""
         if self._start is None:
             self._start = now - tick * self._period_s
         lateness = now - (self._start + tick * self._period_s)
         stats = self._stats
-        snapshot: dict[str, Any] = {
+        return {
             "timestamp": self._timestamp(now),
             "loop": {"tick": tick, "t_s": round(tick * self._period_s, 9),
                      "lateness_ms": round(lateness * 1000.0, 3),
                      "late": int(lateness > LATE_FRACTION * self._period_s), "transmitted": int(transmitted),
                      "late_ticks": stats.late, "skipped_ticks": stats.skipped},
         }
+
+    def forget(self) -> None:
+        """Let the frames so far go undecoded: a reader that samples now and then (the page while
+        nobody looks) leaves them, and a reader of every tick has taken them already."""
         for view in self.views:
-            snapshot[view.name] = view.take()
-        self._last = (tick, snapshot)
-        return snapshot
+            view.forget()
 
 
 def node_state(node: Figured) -> Mapping[str, float]:

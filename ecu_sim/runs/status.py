@@ -40,7 +40,7 @@ class StatusReporter:
             notifier.ready(self._line())
         notifier.kick(now)
         count = tick + 1
-        if count % self._log_every == 0:
+        if count % self._log_every == 0 and log.isEnabledFor(logging.INFO):  # a line unlogged is unbuilt
             log.info("%s", self._line())
         if self._notify_every and count % self._notify_every == 0:
             notifier.status(self._line())

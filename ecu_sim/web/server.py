@@ -82,7 +82,7 @@ class WebServer:
         self._sent: deque[tuple[int, str]] = deque(maxlen=SENT_RING)
         self._new: asyncio.Event | None = None
         #: requests for the state waiting for the loop's next snapshot
-        self._waiting: list[asyncio.Future[None]] = []
+        self._waiting: list[asyncio.Future[dict[str, Any]]] = []
         #: the port bound (the one asked for, or the system's pick for port 0)
         self.bound_port = port
 
@@ -174,8 +174,7 @@ class WebServer:
         return web.FileResponse(static_folder() / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def _state(self, request: web.Request) -> web.StreamResponse:
-        await self._next_snapshot()
-        latest = self._publisher.latest
+        latest = await self._next_snapshot()
         if latest is None:
             return _error(503, "the node has not run its first tick yet")
         return web.Response(text=_encode(self._with_recording(latest)), content_type="application/json")
@@ -248,16 +247,17 @@ class WebServer:
             self._unwatch()
         return socket
 
-    async def _next_snapshot(self) -> None:
-        """Wait for the loop's next snapshot: while nobody looks, the newest may be a second old."""
-        arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    async def _next_snapshot(self) -> dict[str, Any] | None:
+        """The loop's next snapshot, made for this request (with its status line); while nobody
+        looks, the newest may be a second old. A loop that stops or stalls: the newest there is."""
+        arrived: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting.append(arrived)
         self._watch()
         self._publisher.hurry = True
         try:
-            await asyncio.wait_for(arrived, SNAPSHOT_WAIT_S)
+            return await asyncio.wait_for(arrived, SNAPSHOT_WAIT_S)
         except TimeoutError:
-            pass  # the loop is stopping or stalled: the newest there is
+            return self._publisher.latest
         finally:
             if arrived in self._waiting:
                 self._waiting.remove(arrived)
@@ -298,10 +298,14 @@ class WebServer:
     def _on_tick(self) -> None:
         """A tick was published: answer the requests waiting for it, encode what is new once and
         wake every socket's sender."""
-        waiting, self._waiting = self._waiting, []
-        for arrived in waiting:
-            if not arrived.done():
-                arrived.set_result(None)
+        latest = self._publisher.latest
+        if latest is not None and latest["status_line"] is not None:  # made for a request
+            waiting, self._waiting = self._waiting, []
+            for arrived in waiting:
+                if not arrived.done():
+                    arrived.set_result(latest)
+        elif self._waiting:
+            self._publisher.hurry = True  # a request came after the loop read it: the next one
         if not self._sockets:
             return
         last = self._sent[-1][0] if self._sent else -1

@@ -1,6 +1,6 @@
 """What the page shows of a tick: one snapshot, handed from the loop's thread to the server's.
 
-:class:`Publisher` is a tick observer. After each tick it builds one dictionary (the figures of the
+:class:`Publisher` is a tick observer. After a tick it builds one dictionary (the figures of the
 status line by name, the J1939 address and active DTCs, and every decoded signal of the tick as
 :class:`~ecu_sim.io.signals.TickView` sees it, the picture ``--stream`` sends) and hands it over
 by replacing a reference and appending it to a bounded ring: the server thread only reads them,
@@ -12,11 +12,14 @@ looks (a page open, a request for the state waiting) the publisher builds one ev
 :data:`PAGE_INTERVAL_S`, and wakes the server's event loop (one write to its wake-up pipe) every
 :data:`PAGE_SEND_S`, which then sends the snapshots made since as one batch: a wake-up of the
 server's thread (its event loop, a WebSocket's send) costs the process more than a snapshot, and
-a page's plots take a batch as they take one sample. A request for the state waiting wakes it at
-the next snapshot (:attr:`Publisher.hurry`). While nobody looks, one every
-:data:`IDLE_INTERVAL_S`, which keeps the history a page opens with, and the server thread
-sleeps. The ticks between take nothing but the frames their port hands the view
-(ecu_sim.io.signals keeps the newest of each and decodes only those).
+a page's plots take a batch as they take one sample. The status line, which the page does not
+show, is built only for a snapshot a request for the state waits for (:attr:`Publisher.hurry`),
+which also wakes the server at once.
+
+While nobody looks, the ring gets a point every :data:`IDLE_INTERVAL_S`: the tick's timing and
+the model's figures, what the page's plots open with, and nothing decoded (the tick's frames are
+let go); the server's thread sleeps. A node left running with its page closed then pays for
+little more than its port's listeners.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ RING_TICKS = 600
 #: a snapshot this often while someone looks: five points a second still draw a plot of 30 s or
 #: more smoothly, and on a 10 Hz node each is every other tick's work, not every tick's
 PAGE_INTERVAL_S = 0.2
-#: and this often while nobody does: the history a page opens with, at a tenth of the cost
+#: and a point of the history a page opens with this often while nobody does
 IDLE_INTERVAL_S = 1.0
 #: the server's thread woken this often while a page is open, to send what was made since: the
 #: page's figures lag by up to this, which a person reading them does not notice
@@ -64,7 +67,7 @@ class Publisher:
         self._stats = stats
         self._line = line
         self._bus_state = bus_state
-        #: the newest snapshot (None before the first tick); replaced, never changed
+        #: the newest snapshot made while someone looked (None before); replaced, never changed
         self.latest: dict[str, Any] | None = None
         #: the newest snapshots, oldest first
         self.ring: deque[dict[str, Any]] = deque(maxlen=ring_ticks)
@@ -75,14 +78,29 @@ class Publisher:
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         wake = self.wake
-        if tick % (self._idle_every if wake is None else self._every):
+        if wake is None:
+            if tick % self._idle_every == 0:
+                self._remember(tick, now, transmitted)
             return
-        self._publish(tick, now, transmitted)
-        if wake is not None and (self.hurry or tick % self._send_every == 0):
-            self.hurry = False  # set again by a request that comes after this wake-up
+        if tick % self._every:
+            return
+        hurry = self.hurry  # set by the server's thread: read once, so this snapshot answers it
+        self._publish(tick, now, transmitted, with_line=hurry)
+        if hurry or tick % self._send_every == 0:
+            if hurry:
+                self.hurry = False  # the server sets it again for a request this one missed
             wake()
 
-    def _publish(self, tick: int, now: float, transmitted: bool) -> None:
+    def _remember(self, tick: int, now: float, transmitted: bool) -> None:
+        """A point of the history a page opens with, while nobody looks: timing and figures."""
+        timing = self._view.timing(tick, now, transmitted)
+        self._view.forget()
+        loop = timing["loop"]
+        self.ring.append({"node": self.name, "tick": tick, "t_s": loop["t_s"],
+                          "timestamp": timing["timestamp"], "lateness_ms": loop["lateness_ms"],
+                          **node_figures(self._built.node)})
+
+    def _publish(self, tick: int, now: float, transmitted: bool, with_line: bool) -> None:
         picture = self._view.take(tick, now, transmitted)
         group = picture[self.name]
         snapshot = {
@@ -96,7 +114,7 @@ class Publisher:
             "bus": self._bus_state(),
             "j1939": j1939_figures(self._built.node.network),
             "faults": faults_on(self._built.faults),
-            "status_line": self._line(),
+            "status_line": self._line() if with_line else None,
             "signals": {"rx": group["rx"], "tx": group["tx"]},
         }
         self.latest = snapshot

@@ -363,3 +363,49 @@ def test_with_web_read_needs_token_the_state_needs_it_too_but_not_the_page(
     assert on_machine(machine, "GET", url + "api/state", {}) == 401
     assert on_machine(machine, "GET", f"{url}api/state?token={token}", {}) == 200
     assert on_machine(machine, "GET", url + "static/app.js", {}) == 200
+
+
+async def _history_and_samples(url: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What a page that opens receives: the history, then the first batch of samples."""
+    async with aiohttp.ClientSession() as session, session.ws_connect(url + "api/ws") as socket:
+        history = json.loads((await socket.receive(timeout=HANG_S)).data)["history"]
+        samples = json.loads((await socket.receive(timeout=HANG_S)).data)["samples"]
+        return history, samples
+
+
+def _unwatched_points(ccm: Page) -> list[dict[str, Any]]:
+    """The history's points made while nobody looked: the node logs its status line once a
+    second, and three more after the page's first request is two or more seconds unwatched."""
+    logged = len(re.findall(r"INFO +ecu_sim: speed", ccm.node.log))
+    ccm.node.wait_for(r"INFO +ecu_sim: speed", nth=logged + 3)
+    history, _ = asyncio.run(_history_and_samples(ccm.url))
+    return [point for point in history if "counters" not in point]
+
+
+def test_while_nobody_looks_the_history_gets_a_point_a_second(ccm: Page) -> None:
+    ticks = [point["tick"] for point in _unwatched_points(ccm)]
+    assert len(ticks) >= 2 and {b - a for a, b in itertools.pairwise(ticks)} == {10}
+
+
+def test_a_point_made_while_nobody_looks_holds_the_figures_and_nothing_decoded(ccm: Page) -> None:
+    point = _unwatched_points(ccm)[-1]
+    assert point["speed_kph"] is not None and point["set_speed_kph"] == 90.0
+    assert "signals" not in point and "status_line" not in point
+
+
+def test_a_pages_samples_are_decoded_without_the_status_line(ccm: Page) -> None:
+    _, samples = asyncio.run(_history_and_samples(ccm.url))
+    assert all(s["signals"]["rx"] and s["status_line"] is None for s in samples)
+
+
+def test_a_request_for_the_state_gets_a_snapshot_with_its_status_line_while_a_page_is_open(ccm: Page) -> None:
+    async def state_beside_a_page() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session, session.ws_connect(ccm.url + "api/ws") as socket:
+            await socket.receive(timeout=HANG_S)
+            async with session.get(ccm.url + "api/state") as response:
+                answer = await response.json()
+                assert isinstance(answer, dict)
+                return answer
+
+    state = asyncio.run(state_beside_a_page())
+    assert state["status_line"].startswith("speed ")

@@ -122,7 +122,9 @@
       state.charts = CHARTS.filter((c) => !c.needs || first[c.needs] !== null).map(makeChart);
       document.querySelectorAll(".ccm-only").forEach((e) => e.classList.toggle("hidden", first.node !== "ccm"));
     }
-    if (samples.length) showStatus(samples[samples.length - 1]);
+    // a point of the history made while nobody looked holds the plots' figures, not the panel's
+    const full = samples.findLast((s) => s.counters !== undefined);
+    if (full) showStatus(full);
     redraw();
   }
 
