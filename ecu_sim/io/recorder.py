@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 FLUSH_INTERVAL_S = 1.0
 #: how often a thread asks the disk to keep them: what a power cut loses at most, besides the above
 SYNC_INTERVAL_S = 10.0
+#: how often a temporary recording (the page's own, removed when the run ends) is handed over:
+#: nothing of it outlives the run, so only its download, which flushes first, reads it meanwhile
+TEMPORARY_FLUSH_INTERVAL_S = 10.0
 #: frames the log's writer is handed at once at most; fewer at each flush
 HELD_FRAMES = 64
 #: frames and ticks noted before they are worked through, at most; all of them at each flush
@@ -109,19 +112,22 @@ class Recorder:
     default for a frame without one). Every ``period_s`` worth of :data:`FLUSH_INTERVAL_S` the
     log and then the journal are handed to the operating system, after the tick's frame is out;
     a background thread asks the disk to keep them every :data:`SYNC_INTERVAL_S`, so a slow card
-    never holds up a tick.
+    never holds up a tick. A ``temporary`` recording has no such thread and is handed over every
+    :data:`TEMPORARY_FLUSH_INTERVAL_S`.
     """
 
     def __init__(self, path: str, max_bytes: int, head: dict[str, Any], *, period_s: float = 0.1,
                  channel: str | None = None, now: Callable[[], float] = time.time,
-                 labels: Labeller | None = None) -> None:
+                 labels: Labeller | None = None, temporary: bool = False) -> None:
         """``now``: the time a sent frame is handed over (a simulation's virtual clock, so its
-        recording holds simulated time); ``labels``: an attacked run's labels of received frames."""
+        recording holds simulated time); ``labels``: an attacked run's labels of received frames;
+        ``temporary``: removed when the run ends, so not worth keeping through a kill or a power cut."""
         self.path = path
         self._now = now
         self._labels = labels
         self._channel = channel
-        self._flush_every = max(1, ticks_in(FLUSH_INTERVAL_S, period_s))
+        flush_s = TEMPORARY_FLUSH_INTERVAL_S if temporary else FLUSH_INTERVAL_S
+        self._flush_every = max(1, ticks_in(flush_s, period_s))
         try:
             self._journal = JournalWriter(journal_path(path), head)
         except OSError as exc:
@@ -147,7 +153,7 @@ class Recorder:
         self._failed = False
         self._stopped = False
         self._broken = False
-        self._syncer = _Syncer(self._files)
+        self._syncer = _Syncer(None if temporary else self._files)
         # The frames in order, handed to the log's writer together at a flush (or HELD_FRAMES at
         # once): its code then runs warm for many frames, not cold for the few of each tick, and
         # the files get the same bytes at the same flushes.
@@ -374,24 +380,28 @@ def _rotate_keeping_base(source: str | os.PathLike[str], dest: str | os.PathLike
 
 
 class _Syncer:
-    """Every SYNC_INTERVAL_S, fsync the recording's files from a thread of its own.
+    """Every SYNC_INTERVAL_S, fsync the recording's files from a thread of its own (none for
+    ``files`` None: a recording not worth keeping).
 
     A sync on an SD card can take a good part of a period; the loop's thread only flushes, which
     costs one write call a second. A descriptor closed meanwhile (a rotation) is skipped.
     """
 
-    def __init__(self, files: Callable[[], list[int]]) -> None:
-        self._files = files
+    def __init__(self, files: Callable[[], list[int]] | None) -> None:
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="ecu-sim fsync", daemon=True)
-        self._thread.start()
+        self._thread = None
+        if files is not None:
+            self._thread = threading.Thread(target=self._run, args=(files,), name="ecu-sim fsync",
+                                            daemon=True)
+            self._thread.start()
 
-    def _run(self) -> None:
+    def _run(self, files: Callable[[], list[int]]) -> None:
         while not self._done.wait(SYNC_INTERVAL_S):
-            for number in self._files():
+            for number in files():
                 with contextlib.suppress(OSError):
                     os.fsync(number)
 
     def stop(self) -> None:
         self._done.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()

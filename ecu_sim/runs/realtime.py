@@ -95,6 +95,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     with ExitStack() as stack:
         if settings.record.file is not None:  # --record: sent frames with the time the bus carried them
             options = hear_own_frames(options)
+        asked = settings.record.file
         if page is not None:  # the session recorded from tick 0, to download it
             settings = page.session_settings(settings, stack)
         pedals = None if open_pedals is None else stack.enter_context(open_pedals(settings))
@@ -108,7 +109,8 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         mcap = (settings.record.file or "").lower().endswith(MCAP_FORMAT)
         recorder: Recorder | McapRecorder | None = (
             None if mcap else _recorder(stack, kind, settings, profile, route, schedule,
-                                       channel=getattr(options, "channel", None)))
+                                       channel=getattr(options, "channel", None),
+                                       temporary=asked is None))
         plant = None if plant_at is None else _plant(stack, plant_at, settings)
         built = build_node(kind, port, profile, settings, route=route if plant is None else plant,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
@@ -231,15 +233,16 @@ def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSche
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
               route: GradeSchedule | Road | None, schedule: FaultSchedule,
-              channel: object) -> Recorder | None:
-    """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io)."""
+              channel: object, temporary: bool) -> Recorder | None:
+    """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io);
+    ``temporary``: the page's own, in a folder removed at the end."""
     path = settings.record.file
     if path is None:
         return None
     head = _head(kind, settings, profile, route, schedule)
     recorder = stack.enter_context(Recorder(
         path, settings.record.max_bytes, head, period_s=settings.run.resolved_period_s,
-        channel=None if channel is None else str(channel)))
+        channel=None if channel is None else str(channel), temporary=temporary))
     log.info("recording every frame to %s", path)
     return recorder
 
