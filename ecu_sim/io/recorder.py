@@ -274,9 +274,9 @@ class Recorder:
             self._journal.unsent(dropped)
             self.frames -= dropped
 
-    @property
-    def waiting(self) -> bool:
-        """Whether a frame the node sent is still held for its echo."""
+    def awaits_echo(self) -> bool:
+        """Whether a frame the node sent is still held for its echo (the frames noted so far
+        worked through first)."""
         self._catch_up()
         return self._order.waiting
 

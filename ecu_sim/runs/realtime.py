@@ -174,7 +174,7 @@ def _await_echoes(port: Port, recorder: Recorder, period_s: float) -> None:
     """Up to a period for the bus to hand back the last tick's frame (a kernel timer sends it a
     quarter period after the tick), so the recording holds it with the time it was on the bus."""
     until = time.monotonic() + period_s
-    while recorder.waiting and (left := until - time.monotonic()) > 0:
+    while recorder.awaits_echo() and (left := until - time.monotonic()) > 0:
         port.recv(left)
 
 
