@@ -29,34 +29,26 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import can
 
 from ecu_sim.bus.listener import Direction
-from ecu_sim.codec.profile import Profile
 from ecu_sim.errors import CannotCreateError, OutputError
-from ecu_sim.faults.spec import FaultSchedule
-from ecu_sim.io.journal import JournalWriter, Labeller, file_checksum, journal_path
+from ecu_sim.io.journal import JournalWriter, Labeller, journal_path
+from ecu_sim.io.sync import Syncer
 from ecu_sim.io.wire_order import WireOrder
-from ecu_sim.powertrain.fms import load_totals
 from ecu_sim.runtime.ticks import ticks_in
-from ecu_sim.settings.model import Settings
 
 log = logging.getLogger(__name__)
 
 #: how often the log and journal are handed to the operating system: what a killed run loses at most
 FLUSH_INTERVAL_S = 1.0
-#: how often a thread asks the disk to keep them: what a power cut loses at most, besides the above
-SYNC_INTERVAL_S = 10.0
 #: how often a temporary recording (the page's own, removed when the run ends) is handed over:
 #: nothing of it outlives the run, so only its download, which flushes first, reads it meanwhile
 TEMPORARY_FLUSH_INTERVAL_S = 10.0
@@ -65,53 +57,13 @@ HELD_FRAMES = 64
 #: frames and ticks noted before they are worked through, at most; all of them at each flush
 HELD_EVENTS = 64
 
-#: settings sections a replay needs; [bus] is not needed, [record] and [faults] are resolved
-REPLAYED_SECTIONS = ("profile", "truck", "vehicle", "controller", "run", "j1939", "ccm", "fms")
-
-
-def header(kind: str, settings: Settings, profile: Profile, route: Sequence[tuple[float, float]] | None,
-           schedule: FaultSchedule, log_name: str, road_file: str | None = None) -> dict[str, Any]:
-    """Line 1 of the journal: everything that decides what the node sends. ``route``: the testbed
-    truck's grade schedule; ``road_file``: the file a road (any truck's) was read from."""
-    return {
-        "node": kind,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "log": os.path.basename(log_name),
-        "settings": _replayed_settings(settings, road_file),
-        "route": None if route is None else [list(point) for point in route],
-        # a road file is read again by the replay (its elevation samples can be many): its checksum
-        # tells whether it is still the same
-        "road_sha256": file_checksum(road_file),
-        "dbc": {"path": profile.dbc_path, "sha256": file_checksum(settings.profile.dbc)},
-        "faults": {"seed": schedule.seed, "faults": [dataclasses.asdict(f) for f in schedule.faults]},
-    }
-
-
-def _replayed_settings(settings: Settings, road_file: str | None) -> dict[str, Any]:
-    """The sections a replay needs; the DBC's and the road file's paths made absolute, so a replay
-    run from another folder finds them (a built-in profile or route is stored by its name alone)."""
-    sections = {name: dataclasses.asdict(getattr(settings, name)) for name in REPLAYED_SECTIONS}
-    if settings.profile.dbc is not None:
-        sections["profile"]["dbc"] = os.path.abspath(settings.profile.dbc)
-    if road_file is not None:
-        sections["run"]["grade_file"] = os.path.abspath(road_file)
-    sections["j1939"]["restbus"] = [os.path.abspath(path) for path in settings.j1939.restbus]
-    fms = settings.fms
-    if fms.enabled and not fms.start_totals:  # the totals this run starts from, not the file's later ones
-        start = load_totals(fms.state_file)
-        in_tank = fms.tank_l if start.in_tank_l is None else start.in_tank_l
-        sections["fms"]["start_totals"] = [*start[:3], in_tank]
-    sections["fms"]["state_file"] = None
-    return sections
-
-
 class Recorder:
     """A listener on the node's port and an observer of its loop; a context manager.
 
     ``channel`` labels the frames the node sends (python-can's writers would write their own
     default for a frame without one). Every ``period_s`` worth of :data:`FLUSH_INTERVAL_S` the
     log and then the journal are handed to the operating system, after the tick's frame is out;
-    a background thread asks the disk to keep them every :data:`SYNC_INTERVAL_S`, so a slow card
+    a background thread asks the disk to keep them (:class:`~ecu_sim.io.sync.Syncer`), so a slow card
     never holds up a tick. A ``temporary`` recording has no such thread and is handed over every
     :data:`TEMPORARY_FLUSH_INTERVAL_S`.
     """
@@ -153,7 +105,7 @@ class Recorder:
         self._failed = False
         self._stopped = False
         self._broken = False
-        self._syncer = _Syncer(None if temporary else self._files)
+        self._syncer = Syncer(None if temporary else self._files)
         # The frames in order, handed to the log's writer together at a flush (or HELD_FRAMES at
         # once): its code then runs warm for many frames, not cold for the few of each tick, and
         # the files get the same bytes at the same flushes.
@@ -377,31 +329,3 @@ def _rotate_keeping_base(source: str | os.PathLike[str], dest: str | os.PathLike
     os.rename(source, dest)
     with open(source, "ab"):
         pass
-
-
-class _Syncer:
-    """Every SYNC_INTERVAL_S, fsync the recording's files from a thread of its own (none for
-    ``files`` None: a recording not worth keeping).
-
-    A sync on an SD card can take a good part of a period; the loop's thread only flushes, which
-    costs one write call a second. A descriptor closed meanwhile (a rotation) is skipped.
-    """
-
-    def __init__(self, files: Callable[[], list[int]] | None) -> None:
-        self._done = threading.Event()
-        self._thread = None
-        if files is not None:
-            self._thread = threading.Thread(target=self._run, args=(files,), name="ecu-sim fsync",
-                                            daemon=True)
-            self._thread.start()
-
-    def _run(self, files: Callable[[], list[int]]) -> None:
-        while not self._done.wait(SYNC_INTERVAL_S):
-            for number in files():
-                with contextlib.suppress(OSError):
-                    os.fsync(number)
-
-    def stop(self) -> None:
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()

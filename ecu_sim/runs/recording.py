@@ -16,8 +16,9 @@ from typing import Any
 from ecu_sim.codec.profile import Profile
 from ecu_sim.faults.spec import FaultSchedule
 from ecu_sim.io.journal import Labeller
+from ecu_sim.io.journal_head import header
 from ecu_sim.io.mcap_format import McapRecorder
-from ecu_sim.io.recorder import Recorder, header
+from ecu_sim.io.recorder import Recorder
 from ecu_sim.nodes.input import InputNode
 from ecu_sim.runs import routes, viewers
 from ecu_sim.runtime.loop import LoopStats
@@ -28,7 +29,7 @@ from ecu_sim.vehicle.route import GradeSchedule
 
 def head(kind: str, settings: Settings, profile: Profile, route: GradeSchedule | Road | None,
          schedule: FaultSchedule) -> dict[str, Any]:
-    """Line 1 of the node's journal (ecu_sim.io.recorder.header) with the route as recorded."""
+    """Line 1 of the node's journal (ecu_sim.io.journal_head.header) with the route as recorded."""
     points = route.points if isinstance(route, GradeSchedule) else None
     road = routes.road_file(settings) if isinstance(route, Road) else None
     return header(kind, settings, profile, points, schedule, settings.record.file or "", road)

@@ -6,13 +6,11 @@ the DBC's messages the node sends and receives; ``GET /api/ws`` a WebSocket push
 ``POST /api/control`` one control as JSON (ecu_sim.runs.controls); ``GET /api/recording`` the
 zip of the latest recording stopped from the page (ecu_sim.web.session).
 
-The server never touches the node: it reads the published snapshots and queues controls, and
-answers a control once the loop applied it at a tick boundary (200, with that tick) or said why
-not (409). A malformed request is answered 4xx with a JSON ``error`` before anything is queued.
-Each WebSocket has its own sender, so a slow or vanished client only loses its own samples. With
-no page open and no request for the state waiting, nothing wakes the server's thread and the loop
-builds a snapshot only now and then (ecu_sim.web.state); a request for the state waits for the
-next one, so it is as fresh as an open page's.
+The server never touches the node: it reads the published snapshots (ecu_sim.web.state) and
+queues controls, and answers a control once the loop applied it at a tick boundary (200, with
+that tick) or said why not (409). A malformed request is answered 4xx with a JSON ``error``
+before anything is queued. Each WebSocket has its own sender, so a slow or vanished client only
+loses its own samples. Nothing wakes the server's thread while nobody looks.
 """
 
 from __future__ import annotations
@@ -248,8 +246,8 @@ class WebServer:
         return socket
 
     async def _next_snapshot(self) -> dict[str, Any] | None:
-        """The loop's next snapshot, made for this request (with its status line); while nobody
-        looks, the newest may be a second old. A loop that stops or stalls: the newest there is."""
+        """The loop's next snapshot, made for this request (with its status line); the newest
+        there is when the loop stops or stalls."""
         arrived: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting.append(arrived)
         self._watch()

@@ -17,7 +17,8 @@ import can
 from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
 from ecu_sim.faults.spec import FaultSchedule, parse_fault
-from ecu_sim.io.recorder import Recorder, header
+from ecu_sim.io.journal_head import header
+from ecu_sim.io.recorder import Recorder
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
