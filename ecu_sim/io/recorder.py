@@ -52,9 +52,8 @@ FLUSH_INTERVAL_S = 1.0
 #: how often a temporary recording (the page's own, removed when the run ends) is handed over:
 #: nothing of it outlives the run, so only its download, which flushes first, reads it meanwhile
 TEMPORARY_FLUSH_INTERVAL_S = 10.0
-#: frames the log's writer is handed at once at most; fewer at each flush
-HELD_FRAMES = 64
-#: frames and ticks noted before they are worked through, at most; all of them at each flush
+#: frames and ticks noted before they are worked through and the frames handed to the log's
+#: writer together, at most; all of them at each flush
 HELD_EVENTS = 64
 
 class Recorder:
@@ -106,8 +105,8 @@ class Recorder:
         self._stopped = False
         self._broken = False
         self._syncer = Syncer(None if temporary else self._files)
-        # The frames in order, handed to the log's writer together at a flush (or HELD_FRAMES at
-        # once): its code then runs warm for many frames, not cold for the few of each tick, and
+        # The frames in order, handed to the log's writer together when the notes are worked
+        # through: its code then runs warm for many frames, not cold for the few of each tick, and
         # the files get the same bytes at the same flushes.
         self._held: list[can.Message] = []
         self._order = WireOrder(self._held.append, channel)
@@ -160,6 +159,7 @@ class Recorder:
             else:
                 assert msg is not None
                 self._frame(msg, direction, value)
+        self._write(self._hand_over)  # the batch's frames to the log's writer at once
 
     def _frame(self, msg: can.Message, direction: Direction, value: float | int | None) -> None:
         """A frame noted by on_frame; ``value``: a sent frame's time, a received one's label."""
@@ -197,8 +197,6 @@ class Recorder:
         self._ticks += 1
         if self._ticks % self._flush_every == 0:
             self._write(self._flush)
-        elif len(self._held) >= HELD_FRAMES:
-            self._write(self._hand_over)
 
     def control(self, record: dict[str, Any]) -> None:
         """A control applied after the latest tick (ecu_sim.runs.controls), into the journal."""
