@@ -142,12 +142,14 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         if built.faults is not None:
             faults = built.faults
             stack.callback(lambda: faults.finish(built.node.tick_index))
-        stack.enter_context(_stop_on_signals(loop))
+        signals = stack.enter_context(_stop_on_signals(loop))
         if probe is not None and probe_path is not None:
             probe.start()
             stack.callback(probe.write, probe_path)
         stack.enter_context(tuned.levers(settings, between))
         loop.run(_max_ticks(settings))
+        if signals:
+            log.info("%s received, stopping", signals[0])
         _release(built, loop, recorder)
         if isinstance(recorder, Recorder):
             _await_echoes(port, recorder, settings.run.resolved_period_s)
@@ -272,15 +274,22 @@ def _max_ticks(settings: Settings) -> int | None:
 
 
 @contextmanager
-def _stop_on_signals(loop: TickLoop) -> Iterator[None]:
-    """SIGINT and SIGTERM end the run after the current tick, so output is flushed and exit is 0."""
+def _stop_on_signals(loop: TickLoop) -> Iterator[list[str]]:
+    """SIGINT and SIGTERM end the run after the current tick, so output is flushed and exit is 0.
+
+    The handler only stops the loop and notes the signal; the caller logs it once the loop has
+    returned. A handler runs between two steps of whatever the main thread is doing, and that may
+    be writing a log line: writing another from inside it re-enters stderr's buffer, which refuses
+    (a reentrant call), and the line is lost."""
+    received: list[str] = []
+
     def handler(signum: int, frame: object) -> None:
-        loop.stop()  # first: the log line below may fail (a closed or full pipe), the stop must not
-        log.info("%s received, stopping", signal.Signals(signum).name)
+        loop.stop()
+        received.append(signal.Signals(signum).name)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield received
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
