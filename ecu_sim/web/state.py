@@ -6,13 +6,16 @@ status line by name, the J1939 address and active DTCs, and every decoded signal
 by replacing a reference and appending it to a bounded ring: the server thread only reads them,
 and a snapshot is never changed once published, so there is no lock and the loop never waits.
 
-A snapshot is a tick's dearest extra work (every frame decoded by cantools, the figures, the
-status line), and a person's eye needs far fewer than a 10 ms loop makes. So while someone
-looks (a page open, a request for the state waiting) the publisher builds one every
-:data:`PAGE_INTERVAL_S`, and wakes the server's event loop (one write to its wake-up pipe) every
-:data:`PAGE_SEND_S`, which then sends the snapshots made since as one batch: a wake-up of the
-server's thread (its event loop, a WebSocket's send) costs the process more than a snapshot, and
-a page's plots take a batch as they take one sample. The status line, which the page does not
+A snapshot is a tick's dearest extra work (every frame decoded by cantools, the counters, the
+J1939 figures), and a person's eye needs far fewer than a 10 ms loop makes. So while someone
+looks (a page open, a request for the state waiting) the publisher makes a point of the plots
+every :data:`PAGE_INTERVAL_S` (the tick's timing and the model's figures, which the plots draw),
+and every :data:`PAGE_SEND_S` a whole snapshot, the frames since the one before decoded, that
+ends a batch: it wakes the server's event loop (one write to its wake-up pipe), which sends the
+points and the snapshot made since as one message. A wake-up of the server's thread (its event
+loop, a WebSocket's send) costs the process more than a snapshot, and a page's plots take a
+batch as they take one sample; the panel and the plot of a decoded signal, which show the
+newest whole snapshot, change at the batches' pace. The status line, which the page does not
 show, is built only for a snapshot a request for the state waits for (:attr:`Publisher.hurry`),
 which also wakes the server at once.
 
@@ -85,16 +88,22 @@ class Publisher:
         if tick % self._every:
             return
         hurry = self.hurry  # set by the server's thread: read once, so this snapshot answers it
+        if not hurry and tick % self._send_every:
+            self._point(tick, now, transmitted)  # the frames stay for the batch's last snapshot
+            return
         self._publish(tick, now, transmitted, with_line=hurry)
-        if hurry or tick % self._send_every == 0:
-            if hurry:
-                self.hurry = False  # the server sets it again for a request this one missed
-            wake()
+        if hurry:
+            self.hurry = False  # the server sets it again for a request this one missed
+        wake()
 
     def _remember(self, tick: int, now: float, transmitted: bool) -> None:
-        """A point of the history a page opens with, while nobody looks: timing and figures."""
-        timing = self._view.timing(tick, now, transmitted)
+        """A point of the history a page opens with, while nobody looks; the frames let go."""
+        self._point(tick, now, transmitted)
         self._view.forget()
+
+    def _point(self, tick: int, now: float, transmitted: bool) -> None:
+        """A point of the plots: the tick's timing and the model's figures, nothing decoded."""
+        timing = self._view.timing(tick, now, transmitted)
         loop = timing["loop"]
         self.ring.append({"node": self.name, "tick": tick, "t_s": loop["t_s"],
                           "timestamp": timing["timestamp"], "lateness_ms": loop["lateness_ms"],

@@ -241,15 +241,19 @@ def test_the_page_and_its_plotting_library_are_served_from_the_node(ccm: Page) -
     assert b"http://" not in page and b"https://" not in page  # nothing from elsewhere
 
 
-async def _batches(url: str, samples: int) -> list[list[int]]:
-    """The ticks of the samples an open page receives, message by message, until ``samples``."""
+async def _received(url: str, samples: int) -> list[list[dict[str, Any]]]:
+    """The samples an open page receives, message by message, until ``samples``."""
     async with aiohttp.ClientSession() as session, session.ws_connect(url + "api/ws") as socket:
         assert "history" in json.loads((await socket.receive(timeout=HANG_S)).data)
-        batches: list[list[int]] = []
+        batches: list[list[dict[str, Any]]] = []
         while sum(map(len, batches)) < samples:
-            message = json.loads((await socket.receive(timeout=HANG_S)).data)
-            batches.append([sample["tick"] for sample in message["samples"]])
+            batches.append(json.loads((await socket.receive(timeout=HANG_S)).data)["samples"])
         return batches
+
+
+async def _batches(url: str, samples: int) -> list[list[int]]:
+    """The ticks of the samples an open page receives, message by message, until ``samples``."""
+    return [[sample["tick"] for sample in batch] for batch in await _received(url, samples)]
 
 
 def test_an_open_page_receives_every_snapshot_made_while_it_looks(ccm: Page) -> None:
@@ -393,9 +397,16 @@ def test_a_point_made_while_nobody_looks_holds_the_figures_and_nothing_decoded(c
     assert "signals" not in point and "status_line" not in point
 
 
-def test_a_pages_samples_are_decoded_without_the_status_line(ccm: Page) -> None:
-    _, samples = asyncio.run(_history_and_samples(ccm.url))
-    assert all(s["signals"]["rx"] and s["status_line"] is None for s in samples)
+def test_every_batch_a_page_receives_holds_a_decoded_snapshot_without_the_status_line(ccm: Page) -> None:
+    for batch in asyncio.run(_received(ccm.url, 9)):
+        whole = [s for s in batch if "signals" in s]
+        assert whole and all(s["signals"]["rx"] and s["status_line"] is None for s in whole)
+
+
+def test_the_points_between_a_pages_decoded_snapshots_hold_the_figures_alone(ccm: Page) -> None:
+    """What the plots draw at the page's rate; the frames wait for the batch's decoded snapshot."""
+    points = [s for batch in asyncio.run(_received(ccm.url, 9)) for s in batch if "signals" not in s]
+    assert points and all(p["speed_kph"] is not None and "counters" not in p for p in points)
 
 
 def test_a_request_for_the_state_gets_a_snapshot_with_its_status_line_while_a_page_is_open(ccm: Page) -> None:

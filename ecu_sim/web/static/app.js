@@ -19,10 +19,13 @@
     { id: "signal", title: "decoded signal", series: [["signal", (s) => signalValue(s, state.selected), "#ff7f0e"]] },
   ];
 
+  // A point of the plots between two whole snapshots carries no signals: undefined, which the
+  // plot draws across, unlike a whole snapshot without the signal (null, a gap).
   function signalValue(sample, key) {
     if (!key) return null;
+    if (!sample.signals) return undefined;
     const [way, message, name] = key.split("\u0001");
-    const group = sample.signals && sample.signals[way] && sample.signals[way][message];
+    const group = sample.signals[way] && sample.signals[way][message];
     return group && name in group ? group[name] : null;
   }
 
@@ -50,7 +53,7 @@
     const shown = samples.slice(first);
     const xs = shown.map((s) => s.t_s);
     for (const c of state.charts) {
-      c.chart.setData([xs, ...c.spec.series.map(([, get]) => shown.map((s) => { const v = get(s); return v === undefined ? null : v; }))]);
+      c.chart.setData([xs, ...c.spec.series.map(([, get]) => shown.map(get))]);
     }
   }
 
