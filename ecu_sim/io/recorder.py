@@ -109,6 +109,8 @@ class Recorder:
         # through: its code then runs warm for many frames, not cold for the few of each tick, and
         # the files get the same bytes at the same flushes.
         self._held: list[can.Message] = []
+        # It writes into memory, so its steps need no guard; only handing over and flushing can
+        # fail (_write).
         self._order = WireOrder(self._held.append, channel)
         #: the frames and ticks noted since they were last worked through, in their order
         self._events: list[_Event] = []
@@ -172,7 +174,7 @@ class Recorder:
             self.frames += 1
             self._order.sent(msg, self._ticks, value)
             return
-        if direction is Direction.ECHO and self._write(lambda: self._order.echo(msg)):
+        if direction is Direction.ECHO and self._order.echo(msg):
             return  # our own frame heard back: written once, as sent, with the echo's time
         self._rx += 1
         self.frames += 1
@@ -181,7 +183,7 @@ class Recorder:
         if not msg.is_rx:  # an echo the bus marks as sent that is not ours: the node received it
             msg = copy.copy(msg)
             msg.is_rx = True
-        self._write(lambda: self._order.received(msg))
+        self._order.received(msg)
 
     def _tick(self, transmitted: bool) -> None:
         # The previous ticks' frames whose echo did not come are written now, before this tick's
@@ -213,13 +215,7 @@ class Recorder:
     def _settle(self, before_tick: int | None) -> None:
         """Frames of earlier ticks (all with None) whose echo did not come; the journal's newest
         line, still held, stops counting those that never were on the bus."""
-        dropped = 0
-
-        def settle() -> None:
-            nonlocal dropped
-            dropped = self._order.settle(before_tick)
-
-        self._write(settle)
+        dropped = self._order.settle(before_tick)
         if dropped:
             self._journal.unsent(dropped)
             self.frames -= dropped

@@ -82,8 +82,12 @@ class NodeView:
         self._state = state
         self._counters = counters
         self._frames: list[tuple[str, can.Message]] = []
+        #: whether frames are kept for a take; off while a sampling reader does not read (TickView)
+        self.keeping = True
 
     def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        if not self.keeping:
+            return
         if direction is Direction.RECEIVED:
             self._frames.append(("rx", msg))
         elif direction is Direction.SENT:
@@ -135,9 +139,13 @@ class TickView:
     """One dictionary per tick: ``timestamp``, the loop's timing, and a group per node."""
 
     def __init__(self, views: Sequence[NodeView], stats: LoopStats, period_s: float,
-                 timestamp: Callable[[float], float]) -> None:
-        """``timestamp(now)``: the time a viewer puts on its axis (wall time, or virtual time)."""
+                 timestamp: Callable[[float], float], sampled: bool = False) -> None:
+        """``timestamp(now)``: the time a viewer puts on its axis (wall time, or virtual time);
+        ``sampled``: its only reader takes it now and then and says when it does (:meth:`watch`):
+        until then, and whenever it stops, the views keep no frames."""
         self.views = tuple(views)
+        self._sampled = sampled
+        self.watch(not sampled)
         self._stats = stats
         self._period_s = period_s
         self._timestamp = timestamp
@@ -167,6 +175,15 @@ class TickView:
                      "late": int(lateness > LATE_FRACTION * self._period_s), "transmitted": int(transmitted),
                      "late_ticks": stats.late, "skipped_ticks": stats.skipped},
         }
+
+    def watch(self, watching: bool) -> None:
+        """A sampled view's reader starts or stops reading: the views keep the frames from now on,
+        or none (a listener that keeps nothing costs the frames of a node nobody looks at least)."""
+        if not self._sampled and not watching:
+            return
+        for view in self.views:
+            view.keeping = watching
+            view.forget()
 
     def forget(self) -> None:
         """Let the frames so far go undecoded: a reader that samples now and then (the page while

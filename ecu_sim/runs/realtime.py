@@ -116,8 +116,9 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
                            schedule=schedule, tx_mode=settings.run.tx_mode, plant=plant,
                            pedals=pedals, switchable_faults=page is not None)
         stats = LoopStats()
-        view = (_view(kind, built, profile, stats, settings)
-                if mcap or settings.stream.target or page is not None else None)
+        every_tick = mcap or settings.stream.target is not None  # else the page alone samples it
+        view = (_view(kind, built, profile, stats, settings, sampled=not every_tick)
+                if every_tick or page is not None else None)
         if mcap and view is not None and settings.record.file is not None:
             recorder = viewers.mcap_recorder(stack, settings.record.file,
                                              _head(kind, settings, profile, route, schedule), profile, view)
@@ -223,9 +224,10 @@ def _plant(stack: ExitStack, address: tuple[str, int], settings: Settings) -> Ud
     return plant
 
 
-def _view(kind: NodeKind, built: Built, profile: Profile, stats: LoopStats, settings: Settings) -> TickView:
+def _view(kind: NodeKind, built: Built, profile: Profile, stats: LoopStats, settings: Settings,
+          sampled: bool) -> TickView:
     return viewers.tick_view([(kind.value, built.node)], profile, stats, settings.run.resolved_period_s,
-                             viewers.wall_time)
+                             viewers.wall_time, sampled)
 
 
 def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSchedule | Road | None,

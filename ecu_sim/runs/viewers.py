@@ -21,15 +21,16 @@ from ecu_sim.runtime.loop import LoopStats, TickObserver
 
 
 def tick_view(nodes: Sequence[tuple[str, InputNode]], profile: Profile, stats: LoopStats,
-              period_s: float, timestamp: Callable[[float], float]) -> TickView:
-    """A view of ``nodes`` (name, node), each listened to on its own port."""
+              period_s: float, timestamp: Callable[[float], float], sampled: bool = False) -> TickView:
+    """A view of ``nodes`` (name, node), each listened to on its own port; ``sampled``: read only
+    now and then, by a reader that says when (the page)."""
     decoder = FrameDecoder(profile.database)
     views = []
     for name, node in nodes:
         view = NodeView(name, decoder, _bound(node_state, node), _bound(node_counters, node))
         node.port.add_listener(view)
         views.append(view)
-    return TickView(views, stats, period_s, timestamp)
+    return TickView(views, stats, period_s, timestamp, sampled)
 
 
 def _bound(function: Callable[[InputNode], Any], node: InputNode) -> Callable[[], Any]:

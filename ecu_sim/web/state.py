@@ -19,10 +19,10 @@ newest whole snapshot, change at the batches' pace. The status line, which the p
 show, is built only for a snapshot a request for the state waits for (:attr:`Publisher.hurry`),
 which also wakes the server at once.
 
-While nobody looks, the ring gets a point every :data:`IDLE_INTERVAL_S`: the tick's timing and
-the model's figures, what the page's plots open with, and nothing decoded (the tick's frames are
-let go); the server's thread sleeps. A node left running with its page closed then pays for
-little more than its port's listeners.
+While nobody looks, the ring gets a point every :data:`IDLE_INTERVAL_S`, what the page's plots
+open with, and the view keeps no frames (its listeners return at once); the server's thread
+sleeps. A node left running with its page closed then pays for little more than its port's
+listeners and its own recording.
 """
 
 from __future__ import annotations
@@ -78,9 +78,15 @@ class Publisher:
         self.wake: Callable[[], None] | None = None
         #: set by the server while a request for the state waits: wake it at the next snapshot
         self.hurry = False
+        self._watching = False
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         wake = self.wake
+        if (wake is not None) is not self._watching:  # someone came, or the last one left
+            self._watching = wake is not None
+            self._view.watch(self._watching)
+            if self._watching:
+                return  # the view keeps frames from the next tick on: a snapshot waits for them
         if wake is None:
             if tick % self._idle_every == 0:
                 self._remember(tick, now, transmitted)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from ecu_sim.bus.listener import Direction
 from ecu_sim.codec.profile import Profile
-from ecu_sim.io.signals import FrameDecoder, NodeView
+from ecu_sim.io.signals import FrameDecoder, NodeView, TickView
+from ecu_sim.runtime.loop import LoopStats
 
 DECODER = FrameDecoder(Profile.load("j1939").database)
 #: identifiers of the j1939 DBC's messages with other priorities and source addresses (one key
@@ -57,3 +58,38 @@ def test_a_take_forgets_the_frames_it_held() -> None:
     view.on_frame(_message(IDS[0], bytes(8), False), Direction.SENT)
     assert view.take()["tx"]
     assert view.take()["tx"] == {}
+
+
+def _sampled() -> tuple[TickView, NodeView]:
+    view = NodeView("ecu", DECODER, dict, dict)
+    return TickView([view], LoopStats(), 0.1, float, sampled=True), view
+
+
+def test_a_sampled_view_keeps_no_frames_until_its_reader_watches() -> None:
+    tick_view, view = _sampled()
+    view.on_frame(_message(IDS[0], bytes(8), False), Direction.SENT)
+    assert tick_view.take(0, 0.0, True)["ecu"]["tx"] == {}
+
+
+def test_a_sampled_view_keeps_the_frames_that_come_while_its_reader_watches() -> None:
+    tick_view, view = _sampled()
+    tick_view.watch(True)
+    view.on_frame(_message(IDS[0], bytes(8), False), Direction.SENT)
+    assert tick_view.take(0, 0.0, True)["ecu"]["tx"]
+
+
+def test_a_sampled_view_lets_its_frames_go_when_its_reader_stops_watching() -> None:
+    tick_view, view = _sampled()
+    tick_view.watch(True)
+    view.on_frame(_message(IDS[0], bytes(8), False), Direction.SENT)
+    tick_view.watch(False)
+    view.on_frame(_message(IDS[1], bytes(8), False), Direction.SENT)
+    assert tick_view.take(0, 0.0, True)["ecu"]["tx"] == {}
+
+
+def test_a_view_read_every_tick_keeps_its_frames_whatever_a_watcher_says() -> None:
+    view = NodeView("ecu", DECODER, dict, dict)
+    tick_view = TickView([view], LoopStats(), 0.1, float)
+    tick_view.watch(False)
+    view.on_frame(_message(IDS[0], bytes(8), False), Direction.SENT)
+    assert tick_view.take(0, 0.0, True)["ecu"]["tx"]
