@@ -14,10 +14,12 @@ figures hold no browser's rendering. Per run:
 - lateness: a second run with the tick probe (``--tick-probe``, the same in every configuration),
   of every tree: the worst tick and the ticks later than 200 us.
 
-Rounds alternate the configurations (and, with ``--baseline REV``, the same configurations of
-another commit exported with ``git archive``), so a slow spell of the shared machine falls on all
-of them; the figures are medians over the rounds, and each configuration's extra CPU over the run
-without ``--web`` is taken within its round.
+In each round every configuration (and, with ``--baseline REV``, the same configurations of
+another commit exported with ``git archive``) runs at the same time, each on a bus of its own,
+so a slow spell of the shared machine falls on all of them alike; the figures are medians over
+the rounds, and each configuration's extra CPU over the run without ``--web`` is taken within
+its round. The lateness runs go one after another, since nodes running at once would delay
+each other's ticks.
 
 Run: ``.venv/bin/python -m bench.web [--seconds S] [--rounds N] [--baseline REV] [--spin-us US]``;
 prints JSON and a Markdown table. ``--node HOST:PORT`` instead measures nothing and only holds
@@ -38,7 +40,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -132,19 +134,37 @@ def _node(tree: str, args: list[str],
         process.wait(30)
 
 
-def cpu_per_tick_us(tree: str, bus: list[str], node: str, configuration: str, seconds: float,
-                    options: tuple[str, ...] = ()) -> float:
-    """The node's CPU per tick over a window of ``seconds`` after WARM_S; ``options``: the
-    command line's own, the same for every tree and configuration (``--spin-us``)."""
-    args, period, _ = NODES[node]
+@contextmanager
+def _running(tree: str, node: str, configuration: str, seconds: float,
+             options: tuple[str, ...]) -> Iterator[subprocess.Popen[bytes]]:
+    """One measured node on a private bus of its own (the testbed ECU with its CCM beside it)."""
+    args, _, _ = NODES[node]
+    bus = _bus()
     run = [*bus, *args, *options, "--duration", str(WARM_S + seconds + 5)]
-    with _node(tree, run, configuration) as (process, _):
+    with _beside(node, bus), _node(tree, run, configuration) as (process, _):
+        yield process
+
+
+def cpu_per_tick_us(runs: list[tuple[str, str, str]], node: str, seconds: float,
+                    options: tuple[str, ...] = ()) -> list[float]:
+    """The CPU per tick of each (tree, configuration) in ``runs``, all running at once over the
+    same window of ``seconds`` after WARM_S: a slow spell of the shared machine (another
+    virtual machine on its host, a load) falls on each of them alike, which windows one after
+    another cannot promise. Each node is a few per cent of a core, so they seldom meet."""
+    _, period, _ = NODES[node]
+    with ExitStack() as stack:
+        processes = []
+        for tree, configuration, _ in runs:
+            processes.append(stack.enter_context(_running(tree, node, configuration, seconds, options)))
+            time.sleep(period / len(runs))  # their ticks spread over the period, not at one instant
         time.sleep(WARM_S)
-        start_cpu, start = cpu_s(process.pid), time.monotonic()
+        start_cpu, start = [cpu_s(p.pid) for p in processes], time.monotonic()
         time.sleep(seconds)
-        used, spent = cpu_s(process.pid) - start_cpu, time.monotonic() - start
-        assert process.poll() is None, f"{node} {configuration}: the node ended early"
-    return round(used / (spent / period) * 1e6, 1)
+        used, spent = [cpu_s(p.pid) for p in processes], time.monotonic() - start
+        for process, (_, configuration, _) in zip(processes, runs, strict=True):
+            assert process.poll() is None, f"{node} {configuration}: the node ended early"
+    return [round((after - before) / (spent / period) * 1e6, 1)
+            for before, after in zip(start_cpu, used, strict=True)]
 
 
 def lateness(tree: str, bus: list[str], node: str, configuration: str, seconds: float,
@@ -192,12 +212,11 @@ def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float,
         for tree in trees}
     for _ in range(rounds):
         for node in NODES:
-            bus = _bus()
-            with _beside(node, bus):
-                for tree, path in trees.items():
-                    for configuration in cpu[tree][node]:
-                        cpu[tree][node][configuration].append(
-                            cpu_per_tick_us(path, bus, node, configuration, seconds, options))
+            runs = [(path, configuration, tree) for tree, path in trees.items()
+                    for configuration in cpu[tree][node]]
+            for (_, configuration, tree), value in zip(runs, cpu_per_tick_us(runs, node, seconds, options),
+                                                       strict=True):
+                cpu[tree][node][configuration].append(value)
     result: dict[str, Any] = {"seconds": seconds, "rounds": rounds, "options": list(options), "trees": {}}
     for tree, nodes in cpu.items():
         result["trees"][tree] = {node: _summary(runs) for node, runs in nodes.items()}
