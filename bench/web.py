@@ -52,16 +52,16 @@ NODES = {"testbed, 10 Hz": ([], 0.1, True),
 CONFIGURATIONS = ("without --web", "--web, no page open", "--web, a page open",
                   "--web, web_record = no, no page open")
 #: per configuration: --web, a page open, the environment's settings
-_RUNS = {CONFIGURATIONS[0]: (False, False, {}), CONFIGURATIONS[1]: (True, False, {}),
+RUNS = {CONFIGURATIONS[0]: (False, False, {}), CONFIGURATIONS[1]: (True, False, {}),
          CONFIGURATIONS[2]: (True, True, {}),
          CONFIGURATIONS[3]: (True, False, {"ECU_SIM_RUN_WEB_RECORD": "no"})}
 #: what a baseline runs: a commit before ``[run] web_record`` knows no such setting
-_BASELINE = CONFIGURATIONS[:3]
+BASELINE = CONFIGURATIONS[:3]
 #: seconds a node runs before the CPU window opens: start-up, the first page's connection
 WARM_S = 4.0
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -114,10 +114,10 @@ def cpu_s(pid: int) -> float:
 def _node(tree: str, args: list[str],
           configuration: str) -> Iterator[tuple[subprocess.Popen[bytes], list[int]]]:
     """An ECU process of ``tree`` (its folder first on PYTHONPATH) as ``configuration`` says."""
-    web, page, settings = _RUNS[configuration]
+    web, page, settings = RUNS[configuration]
     env = {**child_env(), **settings, "PYTHONPATH": tree}
     command = [sys.executable, "-m", "ecu_sim", *args, "--log-level", "warning"]
-    port = _free_port()
+    port = free_port()
     if web:
         command += ["--web", f"127.0.0.1:{port}"]
     process = subprocess.Popen(command, env=env, cwd=tempfile.gettempdir())
@@ -139,9 +139,9 @@ def _running(tree: str, node: str, configuration: str, seconds: float,
              options: tuple[str, ...]) -> Iterator[subprocess.Popen[bytes]]:
     """One measured node on a private bus of its own (the testbed ECU with its CCM beside it)."""
     args, _, _ = NODES[node]
-    bus = _bus()
+    bus = new_bus()
     run = [*bus, *args, *options, "--duration", str(WARM_S + seconds + 5)]
-    with _beside(node, bus), _node(tree, run, configuration) as (process, _):
+    with beside(node, bus), _node(tree, run, configuration) as (process, _):
         yield process
 
 
@@ -154,8 +154,8 @@ def cpu_per_tick_us(runs: list[tuple[str, str, str]], node: str, seconds: float,
     _, period, _ = NODES[node]
     with ExitStack() as stack:
         processes = []
-        for tree, configuration, _ in runs:
-            processes.append(stack.enter_context(_running(tree, node, configuration, seconds, options)))
+        for path, configuration, _ in runs:
+            processes.append(stack.enter_context(_running(path, node, configuration, seconds, options)))
             time.sleep(period / len(runs))  # their ticks spread over the period, not at one instant
         time.sleep(WARM_S)
         start_cpu, start = [cpu_s(p.pid) for p in processes], time.monotonic()
@@ -181,13 +181,13 @@ def lateness(tree: str, bus: list[str], node: str, configuration: str, seconds: 
             "ticks": probed["ticks"], "page_kib_per_s": round(counts[0] / 1024 / seconds, 1)}
 
 
-def _bus() -> list[str]:
+def new_bus() -> list[str]:
     group, port = private_bus()
     return ["-i", "udp_multicast", "-c", group, "--bus-kwargs", f"port={port}"]
 
 
 @contextmanager
-def _beside(node: str, bus: list[str]) -> Iterator[None]:
+def beside(node: str, bus: list[str]) -> Iterator[None]:
     """The CCM the testbed ECU runs beside; the powertrain runs alone."""
     if not NODES[node][2]:
         yield
@@ -208,7 +208,7 @@ def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float,
     the run without ``--web`` (within each round), and the lateness of one run."""
     this = next(iter(trees))
     cpu: dict[str, dict[str, dict[str, list[float]]]] = {
-        tree: {node: {c: [] for c in (CONFIGURATIONS if tree == this else _BASELINE)} for node in NODES}
+        tree: {node: {c: [] for c in (CONFIGURATIONS if tree == this else BASELINE)} for node in NODES}
         for tree in trees}
     for _ in range(rounds):
         for node in NODES:
@@ -221,8 +221,8 @@ def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float,
     for tree, nodes in cpu.items():
         result["trees"][tree] = {node: _summary(runs) for node, runs in nodes.items()}
     for node in NODES:
-        bus = _bus()
-        with _beside(node, bus):
+        bus = new_bus()
+        with beside(node, bus):
             for tree, path in trees.items():
                 for configuration in cpu[tree][node]:
                     result["trees"][tree][node][configuration].update(

@@ -1,8 +1,8 @@
 """What the node's page costs in instructions a tick: the work ``--web`` adds, counted, not timed.
 
-``bench.web`` times the node's CPU per tick, and on a shared virtual machine one 10 Hz node's
-ticks vary by tens of per cent from one window to the next (which core it wakes on, what ran
-there before, the host), more than the few per cent the page is meant to add. An instruction
+``bench.web`` times the node's CPU per tick, and on a shared virtual machine a 10 Hz node's
+ticks vary from one window to the next (which core it wakes on, what ran there before, the
+host) by more than the page is meant to add. An instruction
 count does not vary with any of that: valgrind's callgrind counts every instruction the node
 executes, in all its threads, between two commands sent to the running process. So each
 configuration of ``bench.web`` runs the testbed ECU (beside its CCM, which runs natively) under
@@ -11,11 +11,13 @@ line and run ``WARM_S`` more (a page open where the configuration has one), coun
 on for a window of ``--seconds`` and the count dumped. Instructions per tick are the count over
 the window's ticks.
 
-A count says what work is added, not what it costs in time: code that runs cold after 100 ms
-of sleep costs more per instruction than the same code in a tight loop, so ``bench.web`` stays
-the measure of CPU time, and this the measure that tells a 2 % change from noise. Only the
-10 Hz testbed: under callgrind the node runs about fifty times slower, which a 10 ms
-powertrain tick does not fit into (it falls behind and skips ticks, which changes its work).
+A count says what work is added, not what it costs in time: code that runs cold after a
+period's sleep costs more per instruction than the same code in a tight loop, so ``bench.web``
+stays the measure of CPU time, and this the measure that tells a small change from noise. The
+window's ticks are its seconds over the period (a tick the node skips would count as run, and
+the table shows each run's late and skipped ticks). Only the 10 Hz testbed: under callgrind
+the node runs many times slower, which a 10 ms powertrain tick does not fit into (it falls
+behind and skips ticks, which changes its work). Docs: docs/performance.md.
 
 Run: ``.venv/bin/python -m bench.web_instructions [--seconds S] [--baseline REV]`` (needs
 valgrind: ``apt-get install valgrind``); prints JSON and a Markdown table.
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.processes import REPO, child_env
-from bench.web import _BASELINE, _RUNS, CONFIGURATIONS, NODES, WARM_S, _beside, _bus, _free_port, hold_pages
+from bench.web import BASELINE, CONFIGURATIONS, NODES, RUNS, WARM_S, beside, free_port, hold_pages, new_bus
 
 NODE = "testbed, 10 Hz"
 #: seconds the node may take to log its first status line under callgrind
@@ -64,11 +66,11 @@ def _dumped(folder: Path) -> int:
 
 def instructions_per_tick(tree: str, configuration: str, seconds: float) -> dict[str, Any]:
     """One run of ``configuration`` of ``tree``: instructions per tick over the window."""
-    web, page, settings = _RUNS[configuration]
+    web, page, settings = RUNS[configuration]
     _, period, _ = NODES[NODE]
-    bus = _bus()
-    port = _free_port()
-    with tempfile.TemporaryDirectory() as name, _beside(NODE, bus):
+    bus = new_bus()
+    port = free_port()
+    with tempfile.TemporaryDirectory() as name, beside(NODE, bus):
         folder = Path(name)
         log = folder / "node.log"
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
@@ -101,7 +103,7 @@ def measure(seconds: float, trees: dict[str, str]) -> dict[str, Any]:
     this = next(iter(trees))
     result: dict[str, Any] = {"seconds": seconds, "node": NODE, "trees": {}}
     for tree, path in trees.items():
-        configurations = CONFIGURATIONS if tree == this else _BASELINE
+        configurations = CONFIGURATIONS if tree == this else BASELINE
         runs = {c: instructions_per_tick(path, c, seconds) for c in configurations}
         plain = runs[CONFIGURATIONS[0]]["instructions_per_tick"]
         for figures in runs.values():

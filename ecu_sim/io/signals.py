@@ -145,7 +145,7 @@ class TickView:
         until then, and whenever it stops, the views keep no frames."""
         self.views = tuple(views)
         self._sampled = sampled
-        self.watch(not sampled)
+        self.watch(False)
         self._stats = stats
         self._period_s = period_s
         self._timestamp = timestamp
@@ -179,8 +179,8 @@ class TickView:
     def watch(self, watching: bool) -> None:
         """A sampled view's reader starts or stops reading: the views keep the frames from now on,
         or none (a listener that keeps nothing costs the frames of a node nobody looks at least)."""
-        if not self._sampled and not watching:
-            return
+        if not self._sampled:
+            return  # a reader of every tick takes the frames itself
         for view in self.views:
             view.keeping = watching
             view.forget()

@@ -10,14 +10,14 @@ A snapshot is a tick's dearest extra work (every frame decoded by cantools, the 
 J1939 figures), and a person's eye needs far fewer than a 10 ms loop makes. So while someone
 looks (a page open, a request for the state waiting) the publisher makes a point of the plots
 every :data:`PAGE_INTERVAL_S` (the tick's timing and the model's figures, which the plots draw),
-and every :data:`PAGE_SEND_S` a whole snapshot, the frames since the one before decoded, that
-ends a batch: it wakes the server's event loop (one write to its wake-up pipe), which sends the
-points and the snapshot made since as one message. A wake-up of the server's thread (its event
-loop, a WebSocket's send) costs the process more than a snapshot, and a page's plots take a
-batch as they take one sample; the panel and the plot of a decoded signal, which show the
-newest whole snapshot, change at the batches' pace. The status line, which the page does not
-show, is built only for a snapshot a request for the state waits for (:attr:`Publisher.hurry`),
-which also wakes the server at once.
+and every :data:`PAGE_SEND_S` a whole snapshot, the newest frame of each message the view kept
+since it was last taken decoded, that ends a batch: it wakes the server's event loop (one write
+to its wake-up pipe), which sends the points and the snapshot made since as one message. A
+wake-up of the server's thread (its event loop, a WebSocket's send) costs the process more
+than a snapshot, and a page's plots take a batch as they take one sample; the panel and the
+plot of a decoded signal, which show the newest whole snapshot, change at the batches' pace.
+The status line, which the page does not show, is built only for a snapshot a request for the
+state waits for (:attr:`Publisher.hurry`), which also wakes the server at once.
 
 While nobody looks, the ring gets a point every :data:`IDLE_INTERVAL_S`, what the page's plots
 open with, and the view keeps no frames (its listeners return at once); the server's thread
@@ -45,8 +45,8 @@ PAGE_FIGURES = ("speed_kph", "set_speed_kph", "app_pct", "brake_pct", "grade_pct
 
 #: snapshots the ring keeps: what a page that opens gets to start its plots with
 RING_TICKS = 600
-#: a snapshot this often while someone looks: five points a second still draw a plot of 30 s or
-#: more smoothly, and on a 10 Hz node each is every other tick's work, not every tick's
+#: a point of the plots this often while someone looks: five a second still draw a plot of 30 s
+#: or more smoothly
 PAGE_INTERVAL_S = 0.2
 #: and a point of the history a page opens with this often while nobody does
 IDLE_INTERVAL_S = 1.0
@@ -79,14 +79,14 @@ class Publisher:
         #: set by the server while a request for the state waits: wake it at the next snapshot
         self.hurry = False
         self._watching = False
+        self._kept_from = 0
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         wake = self.wake
         if (wake is not None) is not self._watching:  # someone came, or the last one left
             self._watching = wake is not None
             self._view.watch(self._watching)
-            if self._watching:
-                return  # the view keeps frames from the next tick on: a snapshot waits for them
+            self._kept_from = tick + 1  # the view keeps the frames of the ticks after this one
         if wake is None:
             if tick % self._idle_every == 0:
                 self._remember(tick, now, transmitted)
@@ -94,8 +94,10 @@ class Publisher:
         if tick % self._every:
             return
         hurry = self.hurry  # set by the server's thread: read once, so this snapshot answers it
-        if not hurry and tick % self._send_every:
-            self._point(tick, now, transmitted)  # the frames stay for the batch's last snapshot
+        if (not hurry and tick % self._send_every) or tick - self._kept_from + 1 < self._every:
+            # the frames stay for the batch's last snapshot; the first one after someone came
+            # waits until the view has kept a point's interval of them, as a page's have
+            self._point(tick, now, transmitted)
             return
         self._publish(tick, now, transmitted, with_line=hurry)
         if hurry:

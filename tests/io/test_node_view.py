@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import can
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -87,9 +88,10 @@ def test_a_sampled_view_lets_its_frames_go_when_its_reader_stops_watching() -> N
     assert tick_view.take(0, 0.0, True)["ecu"]["tx"] == {}
 
 
-def test_a_view_read_every_tick_keeps_its_frames_whatever_a_watcher_says() -> None:
+@pytest.mark.parametrize("watching", [False, True])
+def test_a_view_read_every_tick_keeps_its_frames_whatever_a_watcher_says(watching: bool) -> None:
     view = NodeView("ecu", DECODER, dict, dict)
     tick_view = TickView([view], LoopStats(), 0.1, float)
-    tick_view.watch(False)
     view.on_frame(_message(IDS[0], bytes(8), False), Direction.SENT)
+    tick_view.watch(watching)
     assert tick_view.take(0, 0.0, True)["ecu"]["tx"]

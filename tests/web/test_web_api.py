@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import HANG_S, Node, Udp, clean_env, ecu_sim_command, summary_of
-from tests.helpers.webnode import Page, on_machine, replay_download
+from tests.helpers.webnode import PAGE_LINE, Page, on_machine, replay_download
 
 pytestmark = pytest.mark.slow
 aiohttp = pytest.importorskip("aiohttp", reason="the web extra (aiohttp) is not installed")
@@ -377,22 +377,29 @@ async def _history_and_samples(url: str) -> tuple[list[dict[str, Any]], list[dic
         return history, samples
 
 
-def _unwatched_points(ccm: Page) -> list[dict[str, Any]]:
-    """The history's points made while nobody looked: the node logs its status line once a
-    second, and three more after the page's first request is two or more seconds unwatched."""
-    logged = len(re.findall(r"INFO +ecu_sim: speed", ccm.node.log))
-    ccm.node.wait_for(r"INFO +ecu_sim: speed", nth=logged + 3)
-    history, _ = asyncio.run(_history_and_samples(ccm.url))
-    return [point for point in history if "counters" not in point]
+@pytest.fixture
+def unwatched(start: Callable[..., Node], udp: Udp) -> list[dict[str, Any]]:
+    """The history a page that opens gets from a CCM nobody looked at for three seconds (its
+    status line comes once a second), without the points it made for that page as it opened
+    (every other tick, made before the history was copied on a loaded machine)."""
+    start(*udp.args(), "--grade", "0")
+    node = start("ccm", *udp.args(), "--set-speed", "90", "--web", "127.0.0.1:0")
+    url = node.wait_for(PAGE_LINE).group(1)
+    node.wait_for(r"INFO +ecu_sim: speed", nth=3)
+    history, _ = asyncio.run(_history_and_samples(url))
+    while history and history[-1]["tick"] % 10:
+        history.pop()
+    return history
 
 
-def test_while_nobody_looks_the_history_gets_a_point_a_second(ccm: Page) -> None:
-    ticks = [point["tick"] for point in _unwatched_points(ccm)]
+def test_while_nobody_looks_the_history_gets_a_point_a_second(unwatched: list[dict[str, Any]]) -> None:
+    ticks = [point["tick"] for point in unwatched]
     assert len(ticks) >= 2 and {b - a for a, b in itertools.pairwise(ticks)} == {10}
 
 
-def test_a_point_made_while_nobody_looks_holds_the_figures_and_nothing_decoded(ccm: Page) -> None:
-    point = _unwatched_points(ccm)[-1]
+def test_a_point_made_while_nobody_looks_holds_the_figures_and_nothing_decoded(
+        unwatched: list[dict[str, Any]]) -> None:
+    point = unwatched[-1]
     assert point["speed_kph"] is not None and point["set_speed_kph"] == 90.0
     assert "signals" not in point and "status_line" not in point
 

@@ -138,6 +138,9 @@ def test_the_page_loads_and_its_speed_plot_moves(browser: Any, ccm: Page) -> Non
     assert browser.find_element("id", "connection").text == "live"
 
 
+#: the signal list's option for the APP the CCM sends (the amp profile's EEC2 AccelPedalPos1)
+APP_OPTION = ("[...document.getElementById('signal-select').options]"
+              ".find((o) => o.text.startsWith('tx EEC2') && o.text.endsWith(' AccelPedalPos1'))")
 #: the decoded-signal plot's values, with "between" for a point that carries no signals
 SIGNAL_VALUES = ("const c = window.ecuSim.state.charts.find((x) => x.spec.id === 'signal');"
                  "return c.chart.data[1].map((v) => v === undefined ? 'between' : v);")
@@ -148,12 +151,10 @@ def test_a_chosen_signal_is_plotted_from_the_whole_snapshots_without_gaps_betwee
     """The CCM's APP, sent every tick, is in every whole snapshot: its plot has a value at each
     and is drawn across the points between them (undefined), never broken (null)."""
     open_page(browser, ccm)
-    until(lambda: browser.execute_script(
-        "return [...document.getElementById('signal-select').options].some((o) => o.text.startsWith('tx '))"),
-        "a signal the CCM sends, to choose")
+    until(lambda: browser.execute_script(f"return {APP_OPTION} !== undefined"),
+          "the APP the CCM sends, to choose")
     browser.execute_script("const s = document.getElementById('signal-select');"
-                           "s.value = [...s.options].find((o) => o.text.startsWith('tx ')).value;"
-                           "s.dispatchEvent(new Event('change'));")
+                           f"s.value = {APP_OPTION}.value; s.dispatchEvent(new Event('change'));")
     until(lambda: sum(isinstance(v, float | int) for v in browser.execute_script(SIGNAL_VALUES)) >= 3,
           "three decoded values on the signal's plot")
     shown = browser.execute_script(SIGNAL_VALUES)
