@@ -16,10 +16,10 @@ figures hold no browser's rendering. Per run:
 
 In each round every configuration (and, with ``--baseline REV``, the same configurations of
 another commit exported with ``git archive``) runs at the same time, each on a bus of its own,
-so a slow spell of the shared machine falls on all of them alike; the figures are medians over
-the rounds, and each configuration's extra CPU over the run without ``--web`` is taken within
-its round. The lateness runs go one after another, since nodes running at once would delay
-each other's ticks.
+so all of them share whatever the machine does in that window (how much that narrows the
+spread of the rounds: docs/performance.md); the figures are medians over the rounds, and each
+configuration's extra CPU over the run without ``--web`` is taken within its round. The
+lateness runs go one after another, since nodes running at once would delay each other's ticks.
 
 Run: ``.venv/bin/python -m bench.web [--seconds S] [--rounds N] [--baseline REV] [--spin-us US]``;
 prints JSON and a Markdown table. ``--node HOST:PORT`` instead measures nothing and only holds
@@ -53,8 +53,8 @@ CONFIGURATIONS = ("without --web", "--web, no page open", "--web, a page open",
                   "--web, web_record = no, no page open")
 #: per configuration: --web, a page open, the environment's settings
 RUNS = {CONFIGURATIONS[0]: (False, False, {}), CONFIGURATIONS[1]: (True, False, {}),
-         CONFIGURATIONS[2]: (True, True, {}),
-         CONFIGURATIONS[3]: (True, False, {"ECU_SIM_RUN_WEB_RECORD": "no"})}
+        CONFIGURATIONS[2]: (True, True, {}),
+        CONFIGURATIONS[3]: (True, False, {"ECU_SIM_RUN_WEB_RECORD": "no"})}
 #: what a baseline runs: a commit before ``[run] web_record`` knows no such setting
 BASELINE = CONFIGURATIONS[:3]
 #: seconds a node runs before the CPU window opens: start-up, the first page's connection
@@ -148,15 +148,14 @@ def _running(tree: str, node: str, configuration: str, seconds: float,
 def cpu_per_tick_us(runs: list[tuple[str, str, str]], node: str, seconds: float,
                     options: tuple[str, ...] = ()) -> list[float]:
     """The CPU per tick of each (tree, configuration) in ``runs``, all running at once over the
-    same window of ``seconds`` after WARM_S: a slow spell of the shared machine (another
-    virtual machine on its host, a load) falls on each of them alike, which windows one after
-    another cannot promise. Each node is a few per cent of a core, so they seldom meet."""
+    same window of ``seconds`` after WARM_S, so they share what the machine does in it, which
+    windows one after another cannot. Each node is a few per cent of a core, so they seldom
+    meet."""
     _, period, _ = NODES[node]
     with ExitStack() as stack:
         processes = []
         for path, configuration, _ in runs:
             processes.append(stack.enter_context(_running(path, node, configuration, seconds, options)))
-            time.sleep(period / len(runs))  # their ticks spread over the period, not at one instant
         time.sleep(WARM_S)
         start_cpu, start = [cpu_s(p.pid) for p in processes], time.monotonic()
         time.sleep(seconds)
