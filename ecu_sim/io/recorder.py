@@ -146,6 +146,11 @@ class Recorder:
         else:
             self._events.append((direction, msg, None))
 
+    def noted(self, direction: Direction, msg: can.Message, value: float | int | None) -> None:
+        """A frame noted elsewhere as :meth:`on_frame` notes it (a sent frame's time, a received
+        one's label): the page's spool (:mod:`ecu_sim.io.spool`) made a recording."""
+        self._events.append((direction, msg, value))
+
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         self._events.append((None, None, transmitted))
         self._noted_ticks += 1

@@ -29,6 +29,7 @@ from ecu_sim.faults.spec import FaultSchedule, after_the_run
 from ecu_sim.io.mcap_format import McapRecorder
 from ecu_sim.io.recorder import Recorder
 from ecu_sim.io.signals import TickView
+from ecu_sim.io.spool import Spool
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.pedals.reading import PedalSource
 from ecu_sim.runs import planned, recording, tuned, viewers
@@ -59,7 +60,7 @@ class Page(Protocol):
 
     def serve(self, stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, settings: Settings,
               stats: LoopStats, view: TickView, line: Callable[[], str], bus_state: Callable[[], str],
-              recorder: Recorder | None) -> list[TickObserver]:
+              recorder: Recorder | Spool | None) -> list[TickObserver]:
         """Start the page's server; the observers that publish the ticks and apply its controls."""
 
 
@@ -107,7 +108,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
                           getattr(options, "bus_kwargs", {})),
                  profile.name, profile.dbc_path)
         mcap = (settings.record.file or "").lower().endswith(MCAP_FORMAT)
-        recorder: Recorder | McapRecorder | None = (
+        recorder: Recorder | Spool | McapRecorder | None = (
             None if mcap else _recorder(stack, kind, settings, profile, route, schedule,
                                        channel=getattr(options, "channel", None),
                                        temporary=asked is None))
@@ -136,7 +137,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         if page is not None and view is not None:
             observers += page.serve(stack, kind, built, profile, settings, stats, view,
                                     _status_line(built, port, stats, plant), port.state_text,
-                                    recorder if isinstance(recorder, Recorder) else None)
+                                    recorder if isinstance(recorder, Recorder | Spool) else None)
         between = tuned.collector(settings)
         loop = _loop(built, port, notifier, settings, stats,
                      [*observers, *([] if between is None else [between])], plant, probe)
@@ -237,13 +238,17 @@ def _head(kind: NodeKind, settings: Settings, profile: Profile, route: GradeSche
 
 def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Profile,
               route: GradeSchedule | Road | None, schedule: FaultSchedule,
-              channel: object, temporary: bool) -> Recorder | None:
+              channel: object, temporary: bool) -> Recorder | Spool | None:
     """``--record``: a listener on the node's port and an observer of its loop (ecu_sim.io);
-    ``temporary``: the page's own, in a folder removed at the end."""
+    ``temporary``: the page's own, in a folder removed at the end, a spool made a recording only
+    for a download."""
     path = settings.record.file
     if path is None:
         return None
     head = _head(kind, settings, profile, route, schedule)
+    if temporary:
+        return stack.enter_context(Spool(path, head, period_s=settings.run.resolved_period_s,
+                                         channel=None if channel is None else str(channel)))
     recorder = stack.enter_context(Recorder(
         path, settings.record.max_bytes, head, period_s=settings.run.resolved_period_s,
         channel=None if channel is None else str(channel), temporary=temporary))
@@ -251,7 +256,7 @@ def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Pro
     return recorder
 
 
-def _release(built: Built, loop: TickLoop, recorder: Recorder | McapRecorder | None) -> None:
+def _release(built: Built, loop: TickLoop, recorder: Recorder | Spool | McapRecorder | None) -> None:
     """A CCM that commands by TSC1 and XBR hands the engine and the brakes back before it goes:
     one more tick with its cruise off sends both with override disabled (mode 00), so neither
     is left to time it out (SPN 898 or 2920 FMI 9). The cruise-off is journaled as a control

@@ -18,7 +18,7 @@ import secrets
 import tempfile
 from collections.abc import Callable
 from contextlib import ExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cantools.database.can import Database
 
@@ -27,12 +27,16 @@ from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.io.recorder import Recorder
 from ecu_sim.io.signals import TickView
+from ecu_sim.io.spool import Spool
 from ecu_sim.nodes.factory import Built, NodeKind
 from ecu_sim.runs import planned
 from ecu_sim.runs.controls import ControlDesk, check
 from ecu_sim.runtime.loop import LoopStats, TickObserver
 from ecu_sim.settings.model import Settings
 from ecu_sim.web.guard import is_loopback
+
+if TYPE_CHECKING:
+    from ecu_sim.web.session import Session
 
 log = logging.getLogger("ecu_sim")
 
@@ -77,20 +81,19 @@ def session_settings(settings: Settings, stack: ExitStack) -> Settings:
 
 def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, settings: Settings,
           stats: LoopStats, view: TickView, line: Callable[[], str], bus_state: Callable[[], str],
-          recorder: Recorder | None) -> list[TickObserver]:
+          recorder: Recorder | Spool | None) -> list[TickObserver]:
     """Start the server for ``built``; the observers that publish its ticks and apply its controls."""
     try:
         from ecu_sim.web.server import WebServer
     except ImportError as exc:
         raise ConfigError(needs_extra("--web", "aiohttp", "web")) from exc
     from ecu_sim.web.guard import access_for
-    from ecu_sim.web.session import Session
     from ecu_sim.web.state import Publisher
 
     assert settings.run.web is not None
     host, port = parse_address(settings.run.web)
     period = settings.run.resolved_period_s
-    session = None if recorder is None or not settings.run.web_record else Session(recorder)
+    session = None if recorder is None or not settings.run.web_record else _session(recorder)
     # the one desk of the run: the page's controls, and those written ahead (--control)
     ahead = planned.plan(settings, built, profile.speed) if settings.controls.apply else None
     desk = ControlDesk(built, journal=None if recorder is None else recorder.control,
@@ -116,6 +119,13 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
                  "'Authorization: Bearer %s')", url,
                  " and reading" if access.read_needs_token else "", token, url, token, token)
     return [publisher, desk]
+
+
+def _session(recorder: Recorder | Spool) -> Session:
+    """The page's recording: its spool, or the recorder of the person's own file (``--record``)."""
+    from ecu_sim.web.session import Session, flushed
+
+    return Session(recorder.path, recorder.cut if isinstance(recorder, Spool) else flushed(recorder))
 
 
 def signal_list(database: Database, own_ids: list[int]) -> list[dict[str, Any]]:

@@ -1,0 +1,205 @@
+"""The page's own recording: frames and ticks noted as they pass, made a recording only when asked.
+
+``--web`` records the run from tick 0 so that a person can download any span of it and replay it
+bit for bit; most runs never download anything. Writing the candump log and the tick journal as
+the run goes (:class:`~ecu_sim.io.recorder.Recorder`: the wire order, each frame formatted, a
+journal line a tick) was most of what ``--web`` cost a node nobody looked at. So the spool only
+notes each frame's fields, with what cannot wait (the time a sent frame was handed over), and
+each tick and control, and every :data:`SPOOL_INTERVAL_S` hands the notes to a file in one
+``marshal`` record, all in C. A download asks for the spool's size at the stop (:meth:`Spool.cut`,
+in the loop's thread) and a separate process (``python -m ecu_sim.io.spool``) works that prefix
+through an ordinary recorder, flushing where the live one would have, so its log and journal are
+the bytes the node would have written itself, and the node's loop does not share its processor
+time with that work beyond the operating system's scheduling.
+
+A spool is a format of this version of ecu-sim only, written and read by it during one run, in
+a temporary folder: never a file a person keeps, so it carries no version of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import marshal
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
+from types import TracebackType
+from typing import IO, Any
+
+import can
+
+from ecu_sim.bus.listener import Direction
+from ecu_sim.errors import CannotCreateError, OutputError
+from ecu_sim.io.journal import journal_path
+from ecu_sim.io.recorder import Recorder
+from ecu_sim.runtime.ticks import ticks_in
+
+#: how often the notes go to the spool's file: what the node holds in memory
+SPOOL_INTERVAL_S = 10.0
+#: the fields of a frame a recording writes, in can.Message's own names, read in one C call
+FIELDS = ("timestamp", "arbitration_id", "is_extended_id", "is_remote_frame", "is_error_frame", "channel",
+          "dlc", "data", "is_fd", "is_rx", "bitrate_switch", "error_state_indicator")
+_fields = attrgetter(*FIELDS)
+#: a note's first item for a tick and for a control; a frame's is its direction's value
+TICK = 0
+CONTROL = 1
+#: binary floats, and no table of the objects written (version 3's), which costs more than it saves
+MARSHAL_VERSION = 2
+_SENT = Direction.SENT
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A spool up to a stop: where it is, its size then, and the suffix of the recording's log."""
+
+    path: str
+    size: int
+    suffix: str
+
+    def files(self) -> tuple[bytes, bytes]:
+        """The log and the journal of the run up to the cut, as a recorder flushed at the stop
+        would hold them; made by a separate process, which this waits for."""
+        folder = os.path.dirname(self.path)
+        out = os.path.join(folder, f"cut-{self.size}{self.suffix}")
+        try:
+            done = subprocess.run([sys.executable, "-m", "ecu_sim.io.spool", self.path, str(self.size), out],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise OutputError(f"making the recording up to the stop failed: {done.stderr.strip()}")
+            log_bytes, journal_bytes = json.loads(done.stdout)
+            return prefix(out, log_bytes), prefix(journal_path(out), journal_bytes)
+        finally:
+            for path in (out, journal_path(out)):
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+
+
+class Spool:
+    """A listener on the node's port and an observer of its loop, as a recorder is; a context
+    manager. ``path`` names the recording it stands for (its suffix is the log's format)."""
+
+    def __init__(self, path: str, head: dict[str, Any], *, period_s: float = 0.1,
+                 channel: str | None = None, now: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self._now = now
+        self._every = max(1, ticks_in(SPOOL_INTERVAL_S, period_s))
+        self._notes: list[tuple[Any, ...]] = []
+        self._note = self._notes.append
+        self._ticks = 0
+        self._file_path = path + ".spool"
+        try:
+            self._file: IO[bytes] = open(self._file_path, "wb")  # noqa: SIM115  # closed by __exit__
+            marshal.dump({"path": path, "head": head, "period_s": period_s, "channel": channel}, self._file,
+                         MARSHAL_VERSION)
+        except OSError as exc:
+            raise CannotCreateError(f"cannot write the page's recording {self._file_path}: "
+                                    f"{exc.strerror or exc}") from None
+        #: frames noted so far, received and sent
+        self.frames = 0
+
+    def __enter__(self) -> Spool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        with contextlib.suppress(OSError):
+            self._file.close()
+
+    def on_frame(self, msg: can.Message, direction: Direction) -> None:
+        # the enum's plain attribute and a global, not its ``value`` property and class lookup:
+        # what a frame costs here is all the spool costs
+        self._note((direction._value_, _fields(msg), self._now() if direction is _SENT else None))
+
+    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
+        self._note((TICK, transmitted))
+        self._ticks += 1
+        if self._ticks % self._every == 0:
+            self._hand_over()
+
+    def control(self, record: dict[str, Any]) -> None:
+        """A control applied after the latest tick, as the journal holds it."""
+        self._note((CONTROL, record))
+
+    def cut(self) -> Cut:
+        """The run so far, to be made a recording later; in the loop's thread, at a stop."""
+        self._hand_over()
+        return Cut(self._file_path, self._file.tell(), os.path.splitext(self.path)[1])
+
+    def _hand_over(self) -> None:
+        notes = self._notes
+        try:
+            try:
+                marshal.dump(notes, self._file, MARSHAL_VERSION)
+            except ValueError:  # a channel of a type marshal does not know: the writers print its text
+                marshal.dump([_channel_as_text(note) for note in notes], self._file, MARSHAL_VERSION)
+            notes.clear()
+            self._file.flush()
+        except OSError as exc:
+            raise OutputError(f"writing the page's recording {self._file_path} failed: "
+                              f"{exc.strerror or exc}") from None
+
+
+def _channel_as_text(note: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len(note) != 3 or note[1][5] is None:
+        return note
+    fields = list(note[1])
+    fields[5] = str(fields[5])
+    return note[0], tuple(fields), note[2]
+
+
+def _records(path: str, size: int) -> Iterator[Any]:
+    with open(path, "rb") as handle:
+        while handle.tell() < size:
+            yield marshal.load(handle)
+
+
+def render(spool_path: str, size: int, log_path: str) -> tuple[int, int]:
+    """Work the spool's first ``size`` bytes through a recorder writing ``log_path``; the sizes of
+    its log and journal at the cut (what follows them is the end a stopped recorder adds)."""
+    records = _records(spool_path, size)
+    first = next(records)
+    with Recorder(log_path, 0, first["head"], period_s=first["period_s"], channel=first["channel"],
+                  temporary=True) as recorder:
+        for notes in records:
+            for note in notes:
+                _replay(recorder, note)
+        return recorder.flush_now()
+
+
+def _replay(recorder: Recorder, note: tuple[Any, ...]) -> None:
+    if note[0] == TICK:
+        recorder.on_tick(0, 0.0, note[1])
+    elif note[0] == CONTROL:
+        recorder.control(note[1])
+    else:
+        fields = dict(zip(FIELDS, note[1], strict=True))
+        recorder.noted(Direction(note[0]), can.Message(**fields, check=False), note[2])
+
+
+def prefix(path: str, size: int) -> bytes:
+    """A file's first ``size`` bytes: a recording cut where it was flushed."""
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ecu_sim.io.spool SPOOL BYTES LOG``: a cut made a recording; prints its sizes."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("spool")
+    parser.add_argument("size", type=int)
+    parser.add_argument("log")
+    args = parser.parse_args(argv)
+    with contextlib.suppress(OSError):
+        os.nice(10)  # the node this serves runs on: it comes first
+    print(json.dumps(render(args.spool, args.size, args.log)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

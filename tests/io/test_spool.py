@@ -1,0 +1,84 @@
+"""The page's spool notes frames and ticks and makes the recording only when a download asks.
+
+The rule that matters: a spool's cut at a stop, made a recording by the separate process the
+download starts, holds the bytes a recorder of the same frames flushed at that stop holds.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import can
+
+from ecu_sim.bus.listener import Direction
+from ecu_sim.io.recorder import Recorder
+from ecu_sim.io.spool import Spool
+from ecu_sim.web.session import Flushed
+
+SPEED = 0x18FEF100
+APP = 0x0CF00300
+HEAD = {"node": "ecu", "settings": {"run": {"period_s": 0.1}}}
+
+
+class Sink:
+    """Either recording, fed the same run."""
+
+    def __init__(self, recording: Recorder | Spool) -> None:
+        self.recording = recording
+
+    def run(self, ticks: range, channel: object = "vcan0") -> None:
+        """Ticks of a node that receives an APP (a bad one every seventh tick) and sends its speed,
+        a frame that never reached the bus at tick 12 and a control applied after tick 20."""
+        for tick in ticks:
+            data = bytes([tick % 256] * (3 if tick % 7 == 0 else 8))
+            self.recording.on_frame(can.Message(arbitration_id=APP, data=data, timestamp=100 + tick / 10,
+                                                channel=channel), Direction.RECEIVED)
+            way = Direction.NOT_SENT if tick == 12 else Direction.SENT
+            self.recording.on_frame(can.Message(arbitration_id=SPEED, data=bytes([tick % 256] * 8),
+                                                is_rx=False), way)
+            self.recording.on_tick(tick, 0.0, tick % 11 != 5)
+            if tick == 20:
+                self.recording.control({"set_speed_kph": 80.0})
+
+
+def _clock() -> object:
+    counter = itertools.count()
+    return lambda: 1000.0 + next(counter) / 10
+
+
+def _flushed_at(tmp_path: Path, ticks: int) -> tuple[bytes, bytes]:
+    path = tmp_path / "live" / "session.log"
+    path.parent.mkdir()
+    with Recorder(str(path), 0, HEAD, period_s=0.1, now=_clock(), temporary=True) as recorder:  # type: ignore[arg-type]
+        Sink(recorder).run(range(ticks))
+        return Flushed(str(path), *recorder.flush_now()).files()
+
+
+def _spooled_at(tmp_path: Path, ticks: int, more: int = 0, channel: object = "vcan0") -> tuple[bytes, bytes]:
+    path = tmp_path / "spool" / "session.log"
+    path.parent.mkdir()
+    with Spool(str(path), HEAD, period_s=0.1, now=_clock()) as spool:  # type: ignore[arg-type]
+        Sink(spool).run(range(ticks), channel)
+        cut = spool.cut()
+        Sink(spool).run(range(ticks, ticks + more), channel)  # the run goes on after the stop
+        return cut.files()
+
+
+def test_a_spools_cut_holds_the_bytes_a_recorder_flushed_at_the_stop_holds(tmp_path: Path) -> None:
+    assert _spooled_at(tmp_path, 250) == _flushed_at(tmp_path, 250)
+
+
+def test_what_the_node_did_after_the_stop_is_not_in_the_cut(tmp_path: Path) -> None:
+    assert _spooled_at(tmp_path, 120, more=150) == _flushed_at(tmp_path, 120)
+
+
+def test_a_cut_before_the_first_tick_is_a_journal_with_its_head_alone(tmp_path: Path) -> None:
+    log, journal = _spooled_at(tmp_path, 0)
+    assert log == b""
+    assert journal.decode().count("\n") == 1
+
+
+def test_a_channel_marshal_cannot_write_is_spooled_as_its_text(tmp_path: Path) -> None:
+    log, _ = _spooled_at(tmp_path, 30, channel=("usb", 0))
+    assert b"('usb', 0)" in log
