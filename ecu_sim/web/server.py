@@ -1,17 +1,15 @@
 """The node's page and HTTP API on aiohttp, in a thread and an event loop of their own.
 
-Routes: ``/`` the page and ``/static/`` its files (package data, the plotting library among
-them, built from npm into the wheel); ``GET /api/state`` the newest snapshot; ``GET /api/signals``
-the DBC's messages the node sends and receives; ``GET /api/ws`` a WebSocket pushing snapshots;
-``POST /api/control`` one control as JSON (ecu_sim.runs.controls); ``GET /api/recording`` the
-zip of the latest recording stopped from the page (ecu_sim.web.session).
+Routes: ``/`` the page and ``/static/`` its files (package data, the plotting library from npm
+among them); ``GET /api/state`` the newest snapshot; ``GET /api/signals`` the DBC's messages the
+node sends and receives; ``GET /api/ws`` a WebSocket pushing snapshots; ``POST /api/control`` a
+control as JSON (ecu_sim.runs.controls); ``GET /api/recording`` the latest stopped recording.
 
 The server never touches the node: it reads the published snapshots (ecu_sim.web.state) and
 queues controls, and answers a control once the loop applied it at a tick boundary (200, with
 that tick) or said why not (409). A malformed request is answered 4xx with a JSON ``error``
-before anything is queued. Each WebSocket has its own sender, so a slow or vanished client only
-loses its own samples. Nothing wakes the server's thread while nobody looks.
-"""
+before anything is queued. Each WebSocket has its own sender: a slow client loses only its own
+samples. Nothing wakes the server's thread while nobody looks."""
 
 from __future__ import annotations
 
@@ -29,7 +27,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from ecu_sim.errors import ConfigError
+from ecu_sim.errors import ConfigError, OutputError
 from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal
 from ecu_sim.web.guard import Access
 from ecu_sim.web.session import Session
@@ -65,9 +63,7 @@ class WebServer:
                  session: Session | None, access: Access, period_s: float) -> None:
         self.host, self.port = host, port
         self._publisher = publisher
-        self._desk = desk
-        self._check = check
-        self._signals = signals
+        self._desk, self._check, self._signals = desk, check, signals
         self._session = session
         self._access = access
         self._period_s = period_s
@@ -217,8 +213,11 @@ class WebServer:
 
     async def _recording(self, request: web.Request) -> web.StreamResponse:
         session = self._session
-        made = None if session is None else await asyncio.get_running_loop().run_in_executor(
-            None, session.download)
+        try:
+            made = None if session is None else await asyncio.get_running_loop().run_in_executor(
+                None, session.download)
+        except OutputError as exc:  # the process that makes it from the spool failed
+            return _error(500, str(exc))
         if made is None:
             return _error(404, 'no recording was stopped yet: POST {"record": "start"}, then '
                                '{"record": "stop"}')
@@ -279,7 +278,7 @@ class WebServer:
 
     async def _send_to(self, socket: web.WebSocketResponse) -> None:
         """The ring so far, then each new snapshot; a client that fell behind skips what it lost."""
-        ring = list(self._publisher.ring)
+        ring = self._publisher.history()
         last = ring[-1]["tick"] if ring else -1
         try:
             await socket.send_str('{"history":[' + ",".join(_encode(s) for s in ring) + "]}")

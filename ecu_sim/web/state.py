@@ -19,23 +19,24 @@ plot of a decoded signal, which show the newest whole snapshot, change at the ba
 The status line, which the page does not show, is built only for a snapshot a request for the
 state waits for (:attr:`Publisher.hurry`), which also wakes the server at once.
 
-While nobody looks, the ring gets a point every :data:`IDLE_INTERVAL_S`, what the page's plots
-open with, and the view keeps no frames (its listeners return at once); the server's thread
-sleeps. A node left running with its page closed then pays for little more than its port's
-listeners and its own recording.
+While nobody looks, the publisher notes the node's figures every :data:`IDLE_INTERVAL_S` as the
+node gives them, and makes them the points a page's plots open with only when a page opens; the
+view keeps no frames (its listeners return at once), and the server's thread sleeps. A node left
+running with its page closed then pays for little more than its port's listeners and the page's
+spool (ecu_sim.io.spool).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.io.signals import TickView
 from ecu_sim.member.part import NetworkPart
 from ecu_sim.nodes.factory import Built
-from ecu_sim.nodes.figures import Figured, values
+from ecu_sim.nodes.figures import Figure, Figured, values
 from ecu_sim.runtime.loop import LoopStats
 from ecu_sim.runtime.ticks import ticks_in
 
@@ -72,8 +73,10 @@ class Publisher:
         self._bus_state = bus_state
         #: the newest snapshot made while someone looked (None before); replaced, never changed
         self.latest: dict[str, Any] | None = None
-        #: the newest snapshots, oldest first
+        #: the newest points and snapshots made while someone looked, oldest first
         self.ring: deque[dict[str, Any]] = deque(maxlen=ring_ticks)
+        #: the newest points noted while nobody looked: tick, time, whether it sent, figures
+        self.idle: deque[tuple[int, float, bool, tuple[Figure, ...]]] = deque(maxlen=ring_ticks)
         #: the server's wake-up while someone looks, else None: called every PAGE_SEND_S
         self.wake: Callable[[], None] | None = None
         #: set by the server while a request for the state waits: wake it at the next snapshot
@@ -105,17 +108,30 @@ class Publisher:
         wake()
 
     def _remember(self, tick: int, now: float, transmitted: bool) -> None:
-        """A point of the history a page opens with, while nobody looks; the frames let go."""
-        self._point(tick, now, transmitted)
+        """A point of the history a page opens with, while nobody looks, noted as it is and made
+        a point only when a page opens (:meth:`history`); the frames let go."""
+        if not self.idle:
+            self._view.timing(tick, now, transmitted)  # the timing's origin, taken in this thread
+        self.idle.append((tick, now, transmitted, self._built.node.figures()))
         self._view.forget()
+
+    def history(self) -> list[dict[str, Any]]:
+        """The newest points, oldest first, those noted while nobody looked made points now; in
+        the server's thread, from copies (the loop appends meanwhile)."""
+        noted = [self._as_point(*note) for note in list(self.idle)]
+        points = sorted([*noted, *list(self.ring)], key=lambda point: point["tick"])
+        return points[-RING_TICKS:]
+
+    def _as_point(self, tick: int, now: float, transmitted: bool,
+                  figures: tuple[Figure, ...]) -> dict[str, Any]:
+        timing = self._view.timing(tick, now, transmitted)
+        loop = timing["loop"]
+        return {"node": self.name, "tick": tick, "t_s": loop["t_s"], "timestamp": timing["timestamp"],
+                "lateness_ms": loop["lateness_ms"], **page_figures(figures)}
 
     def _point(self, tick: int, now: float, transmitted: bool) -> None:
         """A point of the plots: the tick's timing and the model's figures, nothing decoded."""
-        timing = self._view.timing(tick, now, transmitted)
-        loop = timing["loop"]
-        self.ring.append({"node": self.name, "tick": tick, "t_s": loop["t_s"],
-                          "timestamp": timing["timestamp"], "lateness_ms": loop["lateness_ms"],
-                          **node_figures(self._built.node)})
+        self.ring.append(self._as_point(tick, now, transmitted, self._built.node.figures()))
 
     def _publish(self, tick: int, now: float, transmitted: bool, with_line: bool) -> None:
         picture = self._view.take(tick, now, transmitted)
@@ -145,13 +161,18 @@ class Publisher:
 
 
 def node_figures(node: Figured) -> dict[str, Any]:
-    """The model's figures of the status line, by name (None where the node has no such figure);
-    an APP that is missing shows as none, not as the coasting truck's 0 %."""
-    has = values(node.figures())
-    figures = {name: has.get(name) for name in PAGE_FIGURES}
+    """The model's figures the page shows, by name, now."""
+    return page_figures(node.figures())
+
+
+def page_figures(figures: Iterable[Figure]) -> dict[str, Any]:
+    """The figures the page shows, by name (None where the node has no such figure); an APP that
+    is missing shows as none, not as the coasting truck's 0 %."""
+    has = values(figures)
+    shown = {name: has.get(name) for name in PAGE_FIGURES}
     if has.get("app_missing"):
-        figures["app_pct"] = None
-    return figures
+        shown["app_pct"] = None
+    return shown
 
 
 def j1939_figures(network: NetworkPart | None) -> dict[str, Any]:
