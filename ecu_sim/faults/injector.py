@@ -110,6 +110,9 @@ class FaultInjector:
         return self._codec
 
     def send(self, tick: int, deadline: float, data: bytes) -> None:
+        if not self._windows:  # a page's injector before its first switch: every tick, nothing to do
+            self._output.send(tick, deadline, data)
+            return
         active = self._active(tick)
         payload: bytes | None = data
         if self._history is not None:

@@ -46,8 +46,7 @@ SPOOL_INTERVAL_S = 10.0
 FIELDS = ("timestamp", "arbitration_id", "is_extended_id", "is_remote_frame", "is_error_frame", "channel",
           "dlc", "data", "is_fd", "is_rx", "bitrate_switch", "error_state_indicator")
 _fields = attrgetter(*FIELDS)
-#: a note's first item for a tick and for a control; a frame's is its direction's value
-TICK = 0
+#: a control's note's first item; a frame's is its direction's value, a tick's note a bare bool
 CONTROL = 1
 #: binary floats, and no table of the objects written (version 3's), which costs more than it saves
 MARSHAL_VERSION = 2
@@ -89,7 +88,7 @@ class Spool:
         self.path = path
         self._now = now
         self._every = max(1, ticks_in(SPOOL_INTERVAL_S, period_s))
-        self._notes: list[tuple[Any, ...]] = []
+        self._notes: list[tuple[Any, ...] | bool] = []
         self._note = self._notes.append
         self._ticks = 0
         self._file_path = path + ".spool"
@@ -117,7 +116,7 @@ class Spool:
         self._note((direction._value_, _fields(msg), self._now() if direction is _SENT else None))
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        self._note((TICK, transmitted))
+        self._note(transmitted)  # a tick's note is its flag alone: the commonest note, the cheapest
         self._ticks += 1
         if self._ticks % self._every == 0:
             self._hand_over()
@@ -145,8 +144,8 @@ class Spool:
                               f"{exc.strerror or exc}") from None
 
 
-def _channel_as_text(note: tuple[Any, ...]) -> tuple[Any, ...]:
-    if len(note) != 3 or note[1][5] is None:
+def _channel_as_text(note: tuple[Any, ...] | bool) -> tuple[Any, ...] | bool:
+    if isinstance(note, bool) or len(note) != 3 or note[1][5] is None:
         return note
     fields = list(note[1])
     fields[5] = str(fields[5])
@@ -172,9 +171,9 @@ def render(spool_path: str, size: int, log_path: str) -> tuple[int, int]:
         return recorder.flush_now()
 
 
-def _replay(recorder: Recorder, note: tuple[Any, ...]) -> None:
-    if note[0] == TICK:
-        recorder.on_tick(0, 0.0, note[1])
+def _replay(recorder: Recorder, note: tuple[Any, ...] | bool) -> None:
+    if isinstance(note, bool):
+        recorder.on_tick(0, 0.0, note)
     elif note[0] == CONTROL:
         recorder.control(note[1])
     else:
