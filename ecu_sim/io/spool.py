@@ -25,6 +25,7 @@ import marshal
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -64,19 +65,15 @@ class Cut:
     def files(self) -> tuple[bytes, bytes]:
         """The log and the journal of the run up to the cut, as a recorder flushed at the stop
         would hold them; made by a separate process, which this waits for."""
-        folder = os.path.dirname(self.path)
-        out = os.path.join(folder, f"cut-{self.size}{self.suffix}")
-        try:
+        # a folder of its own: two downloads at once each make their own
+        with tempfile.TemporaryDirectory(dir=os.path.dirname(self.path)) as folder:
+            out = os.path.join(folder, "cut" + self.suffix)
             done = subprocess.run([sys.executable, "-m", "ecu_sim.io.spool", self.path, str(self.size), out],
                                   capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 raise OutputError(f"making the recording up to the stop failed: {done.stderr.strip()}")
             log_bytes, journal_bytes = json.loads(done.stdout)
             return prefix(out, log_bytes), prefix(journal_path(out), journal_bytes)
-        finally:
-            for path in (out, journal_path(out)):
-                with contextlib.suppress(OSError):
-                    os.remove(path)
 
 
 class Spool:

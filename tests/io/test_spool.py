@@ -7,13 +7,18 @@ download starts, holds the bytes a recorder of the same frames flushed at that s
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import can
+import pytest
 
 from ecu_sim.bus.listener import Direction
+from ecu_sim.errors import OutputError
 from ecu_sim.io.recorder import Recorder
-from ecu_sim.io.spool import Spool
+from ecu_sim.io.spool import Cut, Spool
 from ecu_sim.web.session import Flushed
 
 SPEED = 0x18FEF100
@@ -27,7 +32,7 @@ class Sink:
     def __init__(self, recording: Recorder | Spool) -> None:
         self.recording = recording
 
-    def run(self, ticks: range, channel: object = "vcan0") -> None:
+    def run(self, ticks: range, channel: Any = "vcan0") -> None:
         """Ticks of a node that receives an APP (a bad one every seventh tick) and sends its speed,
         a frame that never reached the bus at tick 12 and a control applied after tick 20."""
         for tick in ticks:
@@ -42,7 +47,7 @@ class Sink:
                 self.recording.control({"set_speed_kph": 80.0})
 
 
-def _clock() -> object:
+def _clock() -> Callable[[], float]:
     counter = itertools.count()
     return lambda: 1000.0 + next(counter) / 10
 
@@ -50,15 +55,15 @@ def _clock() -> object:
 def _flushed_at(tmp_path: Path, ticks: int) -> tuple[bytes, bytes]:
     path = tmp_path / "live" / "session.log"
     path.parent.mkdir()
-    with Recorder(str(path), 0, HEAD, period_s=0.1, now=_clock(), temporary=True) as recorder:  # type: ignore[arg-type]
+    with Recorder(str(path), 0, HEAD, period_s=0.1, now=_clock(), temporary=True) as recorder:
         Sink(recorder).run(range(ticks))
         return Flushed(str(path), *recorder.flush_now()).files()
 
 
-def _spooled_at(tmp_path: Path, ticks: int, more: int = 0, channel: object = "vcan0") -> tuple[bytes, bytes]:
+def _spooled_at(tmp_path: Path, ticks: int, more: int = 0, channel: Any = "vcan0") -> tuple[bytes, bytes]:
     path = tmp_path / "spool" / "session.log"
     path.parent.mkdir()
-    with Spool(str(path), HEAD, period_s=0.1, now=_clock()) as spool:  # type: ignore[arg-type]
+    with Spool(str(path), HEAD, period_s=0.1, now=_clock()) as spool:
         Sink(spool).run(range(ticks), channel)
         cut = spool.cut()
         Sink(spool).run(range(ticks, ticks + more), channel)  # the run goes on after the stop
@@ -82,3 +87,20 @@ def test_a_cut_before_the_first_tick_is_a_journal_with_its_head_alone(tmp_path: 
 def test_a_channel_marshal_cannot_write_is_spooled_as_its_text(tmp_path: Path) -> None:
     log, _ = _spooled_at(tmp_path, 30, channel=("usb", 0))
     assert b"('usb', 0)" in log
+
+
+def test_two_downloads_of_one_cut_at_once_each_get_the_whole_recording(tmp_path: Path) -> None:
+    path = tmp_path / "session.log"
+    with Spool(str(path), HEAD, period_s=0.1, now=_clock()) as spool:
+        Sink(spool).run(range(150))
+        cut = spool.cut()
+        with ThreadPoolExecutor(2) as pool:
+            first, second = pool.map(lambda _: cut.files(), range(2))
+    assert first == second == _flushed_at(tmp_path, 150)
+
+
+def test_a_spool_that_cannot_be_read_is_an_error_that_says_so(tmp_path: Path) -> None:
+    broken = tmp_path / "session.log.spool"
+    broken.write_bytes(b"not a spool")
+    with pytest.raises(OutputError, match="making the recording up to the stop failed"):
+        Cut(str(broken), broken.stat().st_size, ".log").files()
