@@ -49,8 +49,8 @@ log = logging.getLogger(__name__)
 
 #: how often the log and journal are handed to the operating system: what a killed run loses at most
 FLUSH_INTERVAL_S = 1.0
-#: how often a temporary recording (the page's own, removed when the run ends) is handed over:
-#: nothing of it outlives the run, so only its download, which flushes first, reads it meanwhile
+#: how often a temporary recording (the page's spool made a recording for a download) is handed
+#: over: nothing reads it before the download's own flush
 TEMPORARY_FLUSH_INTERVAL_S = 10.0
 #: frames and ticks noted before they are worked through and the frames handed to the log's
 #: writer together, at most; all of them at each flush

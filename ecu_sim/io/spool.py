@@ -9,8 +9,8 @@ each tick and control, and every :data:`SPOOL_INTERVAL_S` hands the notes to a f
 ``marshal`` record, all in C. A download asks for the spool's size at the stop (:meth:`Spool.cut`,
 in the loop's thread) and a separate process (``python -m ecu_sim.io.spool``) works that prefix
 through an ordinary recorder, flushing where the live one would have, so its log and journal are
-the bytes the node would have written itself, and the node's loop does not share its processor
-time with that work beyond the operating system's scheduling.
+the bytes the node would have written itself; the node's loop goes on meanwhile, ahead of that
+process in the scheduler's order.
 
 A spool is a format of this version of ecu-sim only, written and read by it during one run, in
 a temporary folder: never a file a person keeps, so it carries no version of its own.
@@ -96,8 +96,6 @@ class Spool:
         except OSError as exc:
             raise CannotCreateError(f"cannot write the page's recording {self._file_path}: "
                                     f"{exc.strerror or exc}") from None
-        #: frames noted so far, received and sent
-        self.frames = 0
 
     def __enter__(self) -> Spool:
         return self
