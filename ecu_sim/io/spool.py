@@ -23,12 +23,13 @@ import contextlib
 import json
 import marshal
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from types import TracebackType
 from typing import IO, Any
@@ -47,33 +48,55 @@ SPOOL_INTERVAL_S = 10.0
 FIELDS = ("timestamp", "arbitration_id", "is_extended_id", "is_remote_frame", "is_error_frame", "channel",
           "dlc", "data", "is_fd", "is_rx", "bitrate_switch", "error_state_indicator")
 _fields = attrgetter(*FIELDS)
-#: a control's note's first item; a frame's is its direction's value, a tick's note a bare bool
+#: a control's note's first item: an int, where a frame's is its direction's value, a string, and
+#: a tick's note is its flag alone, a bool
 CONTROL = 1
 #: binary floats, and no table of the objects written (version 3's), which costs more than it saves
 MARSHAL_VERSION = 2
+#: a record marshal cannot write (a channel or a value of a type it does not know) is pickled,
+#: which keeps every type as it was, inside a marshalled (PICKLED, bytes)
+PICKLED = "pickled"
 _SENT = Direction.SENT
+
+Note = tuple[Any, ...] | bool
 
 
 @dataclass(frozen=True)
-class Cut:
-    """A spool up to a stop: where it is, its size then, and the suffix of the recording's log."""
+class SpoolCut:
+    """A spool up to a stop: where it is, its size then, the suffix of the recording's log, and
+    the processes making recordings of it, which the spool stops when the run ends."""
 
     path: str
     size: int
     suffix: str
+    making: set[subprocess.Popen[str]] = field(compare=False)
 
     def files(self) -> tuple[bytes, bytes]:
         """The log and the journal of the run up to the cut, as a recorder flushed at the stop
         would hold them; made by a separate process, which this waits for."""
-        # a folder of its own: two downloads at once each make their own
-        with tempfile.TemporaryDirectory(dir=os.path.dirname(self.path)) as folder:
-            out = os.path.join(folder, "cut" + self.suffix)
-            done = subprocess.run([sys.executable, "-m", "ecu_sim.io.spool", self.path, str(self.size), out],
-                                  capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise OutputError(f"making the recording up to the stop failed: {done.stderr.strip()}")
-            log_bytes, journal_bytes = json.loads(done.stdout)
-            return prefix(out, log_bytes), prefix(journal_path(out), journal_bytes)
+        try:
+            # a folder of its own: two downloads at once each make their own
+            with tempfile.TemporaryDirectory(dir=os.path.dirname(self.path)) as folder:
+                out = os.path.join(folder, "cut" + self.suffix)
+                sizes = self._made(out)
+                return prefix(out, sizes[0]), prefix(journal_path(out), sizes[1])
+        except OSError as exc:
+            raise OutputError(f"making the recording up to the stop failed: {exc.strerror or exc} "
+                              "(the run may be stopping)") from None
+
+    def _made(self, out: str) -> tuple[int, int]:
+        process = subprocess.Popen([sys.executable, "-m", "ecu_sim.io.spool", self.path, str(self.size), out],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.making.add(process)
+        try:
+            printed, problem = process.communicate()
+        finally:
+            self.making.discard(process)
+        if process.returncode != 0:
+            raise OutputError(f"making the recording up to the stop failed: "
+                              f"{problem.strip() or f'stopped with status {process.returncode}'}")
+        log_bytes, journal_bytes = json.loads(printed)
+        return int(log_bytes), int(journal_bytes)
 
 
 class Spool:
@@ -85,23 +108,31 @@ class Spool:
         self.path = path
         self._now = now
         self._every = max(1, ticks_in(SPOOL_INTERVAL_S, period_s))
-        self._notes: list[tuple[Any, ...] | bool] = []
+        self._notes: list[Note] = []
         self._note = self._notes.append
         self._ticks = 0
+        self._making: set[subprocess.Popen[str]] = set()
         self._file_path = path + ".spool"
         try:
             self._file: IO[bytes] = open(self._file_path, "wb")  # noqa: SIM115  # closed by __exit__
-            marshal.dump({"path": path, "head": head, "period_s": period_s, "channel": channel}, self._file,
-                         MARSHAL_VERSION)
         except OSError as exc:
             raise CannotCreateError(f"cannot write the page's recording {self._file_path}: "
                                     f"{exc.strerror or exc}") from None
+        try:
+            self._dump({"path": path, "head": head, "period_s": period_s, "channel": channel})
+        except OutputError:
+            self._file.close()
+            raise
 
     def __enter__(self) -> Spool:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
+        """Close the file, and stop the downloads still being made: their folder goes next."""
+        for process in list(self._making):
+            process.terminate()
+            process.wait()
         with contextlib.suppress(OSError):
             self._file.close()
 
@@ -120,37 +151,33 @@ class Spool:
         """A control applied after the latest tick, as the journal holds it."""
         self._note((CONTROL, record))
 
-    def cut(self) -> Cut:
+    def cut(self) -> SpoolCut:
         """The run so far, to be made a recording later; in the loop's thread, at a stop."""
         self._hand_over()
-        return Cut(self._file_path, self._file.tell(), os.path.splitext(self.path)[1])
+        return SpoolCut(self._file_path, self._file.tell(), os.path.splitext(self.path)[1], self._making)
 
     def _hand_over(self) -> None:
-        notes = self._notes
+        """The notes so far to the file, in one record; the list kept, so ``_note`` stays bound."""
+        self._dump(self._notes)
+        self._notes.clear()
+
+    def _dump(self, value: Any) -> None:
         try:
             try:
-                marshal.dump(notes, self._file, MARSHAL_VERSION)
-            except ValueError:  # a channel of a type marshal does not know: the writers print its text
-                marshal.dump([_channel_as_text(note) for note in notes], self._file, MARSHAL_VERSION)
-            notes.clear()
+                marshal.dump(value, self._file, MARSHAL_VERSION)
+            except ValueError:  # nothing is written then: marshal builds the record first
+                marshal.dump((PICKLED, pickle.dumps(value)), self._file, MARSHAL_VERSION)
             self._file.flush()
-        except OSError as exc:
-            raise OutputError(f"writing the page's recording {self._file_path} failed: "
-                              f"{exc.strerror or exc}") from None
-
-
-def _channel_as_text(note: tuple[Any, ...] | bool) -> tuple[Any, ...] | bool:
-    if isinstance(note, bool) or len(note) != 3 or note[1][5] is None:
-        return note
-    fields = list(note[1])
-    fields[5] = str(fields[5])
-    return note[0], tuple(fields), note[2]
+        except (OSError, pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise OutputError(f"writing the page's recording {self._file_path} failed: {exc}") from None
 
 
 def _records(path: str, size: int) -> Iterator[Any]:
+    """The spool's records in its first ``size`` bytes, those marshal could not write unpickled."""
     with open(path, "rb") as handle:
         while handle.tell() < size:
-            yield marshal.load(handle)
+            record = marshal.load(handle)
+            yield pickle.loads(record[1]) if isinstance(record, tuple) and record[0] == PICKLED else record
 
 
 def render(spool_path: str, size: int, log_path: str) -> tuple[int, int]:
@@ -166,7 +193,8 @@ def render(spool_path: str, size: int, log_path: str) -> tuple[int, int]:
         return recorder.flush_now()
 
 
-def _replay(recorder: Recorder, note: tuple[Any, ...] | bool) -> None:
+def _replay(recorder: Recorder, note: Note) -> None:
+    """One note to the recorder, as it would have come to it while the node ran."""
     if isinstance(note, bool):
         recorder.on_tick(0, 0.0, note)
     elif note[0] == CONTROL:
@@ -191,7 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with contextlib.suppress(OSError):
         os.nice(10)  # the node this serves runs on: it comes first
-    print(json.dumps(render(args.spool, args.size, args.log)))
+    try:
+        sizes = render(args.spool, args.size, args.log)
+    except (OSError, EOFError, ValueError, TypeError, KeyError, StopIteration, pickle.UnpicklingError) as exc:
+        print(f"the spool {args.spool} cannot be read up to byte {args.size}: {exc!r}", file=sys.stderr)
+        return 1
+    print(json.dumps(sizes))
     return 0
 
 

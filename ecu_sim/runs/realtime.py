@@ -251,7 +251,7 @@ def _recorder(stack: ExitStack, kind: NodeKind, settings: Settings, profile: Pro
                                          channel=None if channel is None else str(channel)))
     recorder = stack.enter_context(Recorder(
         path, settings.record.max_bytes, head, period_s=settings.run.resolved_period_s,
-        channel=None if channel is None else str(channel), temporary=temporary))
+        channel=None if channel is None else str(channel)))
     log.info("recording every frame to %s", path)
     return recorder
 

@@ -75,8 +75,8 @@ class Publisher:
         self.latest: dict[str, Any] | None = None
         #: the newest points and snapshots made while someone looked, oldest first
         self.ring: deque[dict[str, Any]] = deque(maxlen=ring_ticks)
-        #: the newest points noted while nobody looked: tick, time, whether it sent, figures
-        self.idle: deque[tuple[int, float, bool, tuple[Figure, ...]]] = deque(maxlen=ring_ticks)
+        #: the newest points noted while nobody looked: the tick's timing and the node's figures
+        self.idle: deque[tuple[dict[str, Any], tuple[Figure, ...]]] = deque(maxlen=ring_ticks)
         #: the server's wake-up while someone looks, else None: called every PAGE_SEND_S
         self.wake: Callable[[], None] | None = None
         #: set by the server while a request for the state waits: wake it at the next snapshot
@@ -108,11 +108,10 @@ class Publisher:
         wake()
 
     def _remember(self, tick: int, now: float, transmitted: bool) -> None:
-        """A point of the history a page opens with, while nobody looks, noted as it is and made
-        a point only when a page opens (:meth:`history`); the frames let go."""
-        if not self.idle:
-            self._view.timing(tick, now, transmitted)  # the timing's origin, taken in this thread
-        self.idle.append((tick, now, transmitted, self._built.node.figures()))
+        """A point of the history a page opens with, while nobody looks: the tick's timing, taken
+        now (its wall-clock time is read when asked), and the figures as they are, made a point
+        only when a page opens (:meth:`history`); the frames let go."""
+        self.idle.append((self._view.timing(tick, now, transmitted), self._built.node.figures()))
         self._view.forget()
 
     def history(self) -> list[dict[str, Any]]:
@@ -120,18 +119,18 @@ class Publisher:
         the server's thread, from copies (the loop appends meanwhile)."""
         noted = [self._as_point(*note) for note in list(self.idle)]
         points = sorted([*noted, *list(self.ring)], key=lambda point: point["tick"])
-        return points[-RING_TICKS:]
+        return points[-(self.ring.maxlen or len(points)):]
 
-    def _as_point(self, tick: int, now: float, transmitted: bool,
-                  figures: tuple[Figure, ...]) -> dict[str, Any]:
-        timing = self._view.timing(tick, now, transmitted)
+    def _as_point(self, timing: dict[str, Any], figures: tuple[Figure, ...]) -> dict[str, Any]:
+        """A point of the plots from the tick's timing and the node's figures then."""
         loop = timing["loop"]
-        return {"node": self.name, "tick": tick, "t_s": loop["t_s"], "timestamp": timing["timestamp"],
+        return {"node": self.name, "tick": loop["tick"], "t_s": loop["t_s"], "timestamp": timing["timestamp"],
                 "lateness_ms": loop["lateness_ms"], **page_figures(figures)}
 
     def _point(self, tick: int, now: float, transmitted: bool) -> None:
         """A point of the plots: the tick's timing and the model's figures, nothing decoded."""
-        self.ring.append(self._as_point(tick, now, transmitted, self._built.node.figures()))
+        timing = self._view.timing(tick, now, transmitted)
+        self.ring.append(self._as_point(timing, self._built.node.figures()))
 
     def _publish(self, tick: int, now: float, transmitted: bool, with_line: bool) -> None:
         picture = self._view.take(tick, now, transmitted)

@@ -7,6 +7,7 @@ download starts, holds the bytes a recorder of the same frames flushed at that s
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from ecu_sim.bus.listener import Direction
 from ecu_sim.errors import OutputError
 from ecu_sim.io.recorder import Recorder
-from ecu_sim.io.spool import Cut, Spool
+from ecu_sim.io.spool import Spool, SpoolCut
 from ecu_sim.web.session import Flushed
 
 SPEED = 0x18FEF100
@@ -32,13 +33,14 @@ class Sink:
     def __init__(self, recording: Recorder | Spool) -> None:
         self.recording = recording
 
-    def run(self, ticks: range, channel: Any = "vcan0") -> None:
+    def run(self, ticks: range, channel: Any = "vcan0", stamp: Callable[[float], float] = float) -> None:
         """Ticks of a node that receives an APP (a bad one every seventh tick) and sends its speed,
         a frame that never reached the bus at tick 12 and a control applied after tick 20."""
         for tick in ticks:
             data = bytes([tick % 256] * (3 if tick % 7 == 0 else 8))
-            self.recording.on_frame(can.Message(arbitration_id=APP, data=data, timestamp=100 + tick / 10,
-                                                channel=channel), Direction.RECEIVED)
+            stamped = stamp(100 + tick / 10)
+            heard = can.Message(arbitration_id=APP, data=data, timestamp=stamped, channel=channel)
+            self.recording.on_frame(heard, Direction.RECEIVED)
             way = Direction.NOT_SENT if tick == 12 else Direction.SENT
             self.recording.on_frame(can.Message(arbitration_id=SPEED, data=bytes([tick % 256] * 8),
                                                 is_rx=False), way)
@@ -52,21 +54,23 @@ def _clock() -> Callable[[], float]:
     return lambda: 1000.0 + next(counter) / 10
 
 
-def _flushed_at(tmp_path: Path, ticks: int) -> tuple[bytes, bytes]:
+def _flushed_at(tmp_path: Path, ticks: int, channel: Any = "vcan0",
+                stamp: Callable[[float], float] = float) -> tuple[bytes, bytes]:
     path = tmp_path / "live" / "session.log"
     path.parent.mkdir()
     with Recorder(str(path), 0, HEAD, period_s=0.1, now=_clock(), temporary=True) as recorder:
-        Sink(recorder).run(range(ticks))
+        Sink(recorder).run(range(ticks), channel, stamp)
         return Flushed(str(path), *recorder.flush_now()).files()
 
 
-def _spooled_at(tmp_path: Path, ticks: int, more: int = 0, channel: Any = "vcan0") -> tuple[bytes, bytes]:
+def _spooled_at(tmp_path: Path, ticks: int, more: int = 0, channel: Any = "vcan0",
+                stamp: Callable[[float], float] = float) -> tuple[bytes, bytes]:
     path = tmp_path / "spool" / "session.log"
     path.parent.mkdir()
     with Spool(str(path), HEAD, period_s=0.1, now=_clock()) as spool:
-        Sink(spool).run(range(ticks), channel)
+        Sink(spool).run(range(ticks), channel, stamp)
         cut = spool.cut()
-        Sink(spool).run(range(ticks, ticks + more), channel)  # the run goes on after the stop
+        Sink(spool).run(range(ticks, ticks + more), channel, stamp)  # the run goes on after the stop
         return cut.files()
 
 
@@ -84,9 +88,25 @@ def test_a_cut_before_the_first_tick_is_a_journal_with_its_head_alone(tmp_path: 
     assert journal.decode().count("\n") == 1
 
 
-def test_a_channel_marshal_cannot_write_is_spooled_as_its_text(tmp_path: Path) -> None:
-    log, _ = _spooled_at(tmp_path, 30, channel=("usb", 0))
-    assert b"('usb', 0)" in log
+class Port:
+    """A channel python-can's writers print as text, of a type marshal cannot write."""
+
+    def __str__(self) -> str:
+        return "0"
+
+
+class Stamp(float):
+    """A timestamp of a float's subclass (a numpy scalar is one): marshal refuses it too."""
+
+
+def test_a_channel_marshal_cannot_write_keeps_its_type_and_bytes(tmp_path: Path) -> None:
+    assert _spooled_at(tmp_path, 60, channel=Port()) == _flushed_at(tmp_path, 60, channel=Port())
+
+
+def test_a_timestamp_marshal_cannot_write_keeps_its_bytes(tmp_path: Path) -> None:
+    spooled = _spooled_at(tmp_path, 60, stamp=Stamp)
+    assert spooled == _flushed_at(tmp_path, 60, stamp=Stamp)
+    assert spooled[0].startswith(b"(100.000000) ")
 
 
 def test_two_downloads_of_one_cut_at_once_each_get_the_whole_recording(tmp_path: Path) -> None:
@@ -103,4 +123,16 @@ def test_a_spool_that_cannot_be_read_is_an_error_that_says_so(tmp_path: Path) ->
     broken = tmp_path / "session.log.spool"
     broken.write_bytes(b"not a spool")
     with pytest.raises(OutputError, match="making the recording up to the stop failed"):
-        Cut(str(broken), broken.stat().st_size, ".log").files()
+        SpoolCut(str(broken), broken.stat().st_size, ".log", set()).files()
+
+
+def test_a_download_still_being_made_when_the_run_ends_is_stopped_with_an_error(tmp_path: Path) -> None:
+    spool = Spool(str(tmp_path / "session.log"), HEAD, period_s=0.1, now=_clock())
+    Sink(spool).run(range(100_000))
+    cut = spool.cut()
+    with ThreadPoolExecutor(1) as pool:
+        making = pool.submit(cut.files)
+        while not cut.making and not making.done():
+            time.sleep(0.01)
+        spool.__exit__(None, None, None)  # the run ends: its folder goes next
+        assert isinstance(making.exception(), OutputError)

@@ -397,6 +397,12 @@ def test_while_nobody_looks_the_history_gets_a_point_a_second(unwatched: list[di
     assert len(ticks) >= 2 and {b - a for a, b in itertools.pairwise(ticks)} == {10}
 
 
+def test_a_point_made_while_nobody_looks_carries_its_own_ticks_time(unwatched: list[dict[str, Any]]) -> None:
+    """Not the time the page opened: a point a second apart is stamped about a second apart."""
+    stamps = [point["timestamp"] for point in unwatched]
+    assert all(b - a > 0.5 for a, b in itertools.pairwise(stamps))
+
+
 def test_a_point_made_while_nobody_looks_holds_the_figures_and_nothing_decoded(
         unwatched: list[dict[str, Any]]) -> None:
     point = unwatched[-1]
