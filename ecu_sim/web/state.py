@@ -19,11 +19,11 @@ plot of a decoded signal, which show the newest whole snapshot, change at the ba
 The status line, which the page does not show, is built only for a snapshot a request for the
 state waits for (:attr:`Publisher.hurry`), which also wakes the server at once.
 
-While nobody looks, the publisher notes the node's figures every :data:`IDLE_INTERVAL_S` as the
-node gives them, and makes them the points a page's plots open with only when a page opens; the
-view keeps no frames (its listeners return at once), and the server's thread sleeps. A node left
-running with its page closed then pays for little more than its port's listeners and the page's
-spool (ecu_sim.io.spool).
+While nobody looks, the publisher notes the tick's timing and the node's figures every
+:data:`IDLE_INTERVAL_S` as they are, and makes them the points a page's plots open with only when
+a page opens; the view keeps no frames (its listeners return at once), and the server's thread
+sleeps. A node left running with its page closed then pays for little more than its port's
+listeners and the page's spool (ecu_sim.io.spool).
 """
 
 from __future__ import annotations
