@@ -398,9 +398,11 @@ def test_while_nobody_looks_the_history_gets_a_point_a_second(unwatched: list[di
 
 
 def test_a_point_made_while_nobody_looks_carries_its_own_ticks_time(unwatched: list[dict[str, Any]]) -> None:
-    """Not the time the page opened: a point a second apart is stamped about a second apart."""
-    stamps = [point["timestamp"] for point in unwatched]
-    assert all(b - a > 0.5 for a, b in itertools.pairwise(stamps))
+    """Not the time the page opened: each point's stamp, less its tick's time and lateness, is the
+    run's start, the same for all (stamped when the page opened, a point a second older would
+    seem to start a second later); a busy machine's late ticks are taken out by their lateness."""
+    starts = [p["timestamp"] - p["t_s"] - p["lateness_ms"] / 1000 for p in unwatched]
+    assert len(starts) >= 2 and max(starts) - min(starts) < 0.5
 
 
 def test_a_point_made_while_nobody_looks_holds_the_figures_and_nothing_decoded(
