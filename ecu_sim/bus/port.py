@@ -8,6 +8,11 @@ decoded as input.
 Given ``reopen``, a lost bus (interface down, deleted, adapter unplugged) does not end the run:
 the port closes it, retries with exponential backoff while the loop keeps ticking, and reports
 it. Frames due while the bus is down are dropped, so nothing stale is sent later.
+
+A send the interface refuses without going away (a full transmit queue, ENOBUFS, which an
+adapter alone on a bus gives at once) costs that frame only: it is counted as a tx error and the
+next tick sends again. The log says so once when sends start failing and once when one works
+again, with the number lost between, because a line per frame would flood a log at the loop's rate.
 """
 
 from __future__ import annotations
@@ -82,6 +87,8 @@ class Port:
         self._backoff_s = BACKOFF_INITIAL_S
         self._retry_at = 0.0
         self._lost_at = 0.0 if bus is not None else monotonic()  # None: not reachable yet, retried
+        #: tx_errors when the sends now failing began to fail; None while sends work
+        self._failing_since: int | None = None
 
     def __enter__(self) -> Port:
         return self
@@ -197,6 +204,8 @@ class Port:
             return
         self.own.remember(msg)  # own.sent, one call less
         self.counters.tx += 1  # what sent() does, without a call: every tick of every node comes here
+        if self._failing_since is not None:
+            self._sending_again()
         for listener in self._listeners:
             listener.on_frame(msg, Direction.SENT)
 
@@ -220,8 +229,19 @@ class Port:
         if errno_of(exc) in _LOST:
             self._lost(exc)
             return
+        if self._failing_since is None:
+            self._failing_since = self.counters.tx_errors
+            log.warning("sends fail (%s): the transmit queue is full or the frames are not "
+                        "acknowledged; each refused frame is dropped and counted as tx_errors until "
+                        "a send works again (check that another node is on the bus, and its bit rate)",
+                        exc)
         self.counters.tx_errors += 1
-        log.debug("send failed: %s", exc)
+
+    def _sending_again(self) -> None:
+        """The first frame sent after failed ones: the episode is reported with what it cost."""
+        assert self._failing_since is not None
+        lost, self._failing_since = self.counters.tx_errors - self._failing_since, None
+        log.warning("sending again after %d refused frame%s", lost, "" if lost == 1 else "s")
 
     def _count_error_frame(self, msg: can.Message) -> None:
         classes = error_classes(msg)
