@@ -62,13 +62,19 @@ def send_ticks(transmitter: Transmitter, first: int, count: int) -> None:
         transmitter.send(tick, tick * 0.1, bytes([tick]) * 8)
 
 
+def full_then_drained(node_bus: QueueBus, transmitter: Transmitter, first: int, refused: int,
+                      sent: int) -> None:
+    """``refused`` ticks while the queue is full, then ``sent`` ticks after it drained."""
+    node_bus.full = True
+    send_ticks(transmitter, first, refused)
+    node_bus.full = False
+    send_ticks(transmitter, first + refused, sent)
+
+
 def test_every_frame_refused_by_a_full_queue_is_counted_and_the_next_tick_sends_again(
         queue: tuple[QueueBus, Transmitter, can.BusABC]) -> None:
     node_bus, transmitter, listener = queue
-    node_bus.full = True
-    send_ticks(transmitter, 0, 5)
-    node_bus.full = False
-    send_ticks(transmitter, 5, 1)
+    full_then_drained(node_bus, transmitter, 0, refused=5, sent=1)
     counters = transmitter._port.counters
     assert (counters.tx, counters.tx_errors, counters.tx_dropped) == (1, 5, 0)
     heard = listener.recv(1.0)
@@ -103,10 +109,7 @@ def test_a_queue_that_fills_again_is_reported_again(
     node_bus, transmitter, _ = queue
     with caplog.at_level(logging.WARNING):
         for first in (0, 10):
-            node_bus.full = True
-            send_ticks(transmitter, first, 3)
-            node_bus.full = False
-            send_ticks(transmitter, first + 3, 2)
+            full_then_drained(node_bus, transmitter, first, refused=3, sent=2)
     reports = warnings(caplog)
     assert [r.split(" (")[0] for r in reports] == ["sends fail", "sending again after 3 refused frames"] * 2
     assert transmitter._port.counters.tx_errors == 6
@@ -115,8 +118,5 @@ def test_a_queue_that_fills_again_is_reported_again(
 def test_the_status_line_shows_the_refused_frames_after_the_queue_drained(
         queue: tuple[QueueBus, Transmitter, can.BusABC]) -> None:
     node_bus, transmitter, _ = queue
-    node_bus.full = True
-    send_ticks(transmitter, 0, 4)
-    node_bus.full = False
-    send_ticks(transmitter, 4, 3)
+    full_then_drained(node_bus, transmitter, 0, refused=4, sent=3)
     assert transmitter._port.state_text() == "bus up | tx_errors 4"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import itertools
+import multiprocessing
 import os
 import socket
 import statistics
@@ -340,3 +341,43 @@ def run_cli(argv: list[str], log_path: str) -> None:
     status = main(argv)
     log.flush()
     os._exit(status)
+
+
+class Node:
+    """One ``ecu-sim`` process (ECU or CCM)."""
+
+    def __init__(self, argv: list[str], log_path: Path) -> None:
+        self.argv = argv
+        self.log_path = log_path
+        self.process = multiprocessing.get_context("fork").Process(
+            target=run_cli, args=(argv, str(log_path)), daemon=True)
+        self.process.start()
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def stop(self) -> int | None:
+        """SIGTERM, as systemd and Ctrl-C do; the run must end cleanly with status 0."""
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        return self.process.exitcode
+
+
+@pytest.fixture
+def start_node(tmp_path: Path) -> Iterator[Callable[..., Node]]:
+    nodes: list[Node] = []
+
+    def start(*argv: str) -> Node:
+        node = Node(list(argv), tmp_path / f"node{len(nodes)}.log")
+        nodes.append(node)
+        return node
+
+    yield start
+    for node in nodes:
+        status = node.stop()
+        # shown by pytest with a failing test's report: what each node said
+        print(f"--- ecu-sim {' '.join(node.argv)} (exit {status})\n{node.log()[-3000:]}")

@@ -13,9 +13,8 @@ import pytest
 from cantools.database.can import Database
 
 from tests.conftest import REPO
-from tests.socketcan.conftest import RawCapture, create_vcan, delete_link
+from tests.socketcan.conftest import Node, RawCapture, create_vcan, delete_link
 from tests.socketcan.test_j1939_kernel import KernelClient, Message
-from tests.socketcan.test_nodes_vm import Node
 
 pytestmark = pytest.mark.socketcan
 

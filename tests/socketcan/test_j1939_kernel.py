@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.socketcan.conftest import Frame, RawCapture, create_vcan, delete_link
-from tests.socketcan.test_nodes_vm import Node
+from tests.socketcan.conftest import Frame, Node, RawCapture, create_vcan, delete_link
 
 pytestmark = pytest.mark.socketcan
 

@@ -17,17 +17,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
 from ecu_sim.cli import main
 from ecu_sim.link import apply
 from tests.conftest import summary_of
-from tests.socketcan.conftest import RawCapture
+from tests.socketcan.conftest import Node, RawCapture
 from tests.socketcan.test_j1939_kernel import CCM, CLAIMED, ECU, KernelClient
 from tests.socketcan.test_link_vm import CONTROLLERS
-from tests.socketcan.test_nodes_vm import AMP, J1939, Node, speeds
+from tests.socketcan.test_nodes_vm import AMP, J1939, speeds
 
 pytestmark = [
     pytest.mark.socketcan,
@@ -55,21 +54,6 @@ def controllers() -> tuple[str, str]:
         state = apply.link_state(name)
         assert (state.up, state.bitrate, state.listen_only) == (True, BITRATE, False)
     return CONTROLLERS[0], CONTROLLERS[1]
-
-
-@pytest.fixture
-def start_node(tmp_path: Path) -> Iterator[Callable[..., Node]]:
-    nodes: list[Node] = []
-
-    def start(*argv: str) -> Node:
-        node = Node(list(argv), tmp_path / f"node{len(nodes)}.log")
-        nodes.append(node)
-        return node
-
-    yield start
-    for node in nodes:
-        status = node.stop()
-        print(f"--- ecu-sim {' '.join(node.argv)} (exit {status})\n{node.log()[-3000:]}")
 
 
 def wait_for_log(node: Node, found: Callable[[str], bool], what: str, timeout: float) -> str:

@@ -10,16 +10,14 @@ through ecu_sim, and every byte checked here is decoded by hand from the wire fo
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from tests.socketcan.conftest import Frame, RawCapture, create_vcan, delete_link, run_cli
+from tests.socketcan.conftest import Frame, Node, RawCapture, create_vcan, delete_link
 
 pytestmark = pytest.mark.socketcan
 
@@ -54,46 +52,6 @@ J1939 = Wire(
 PROFILES = {"amp": AMP, "j1939": J1939}
 #: frame rates accepted as "10 Hz" inside the emulated guest
 EMULATED_10_HZ = (8.5, 11.5)
-
-
-class Node:
-    """One ``ecu-sim`` process (ECU or CCM)."""
-
-    def __init__(self, argv: list[str], log_path: Path) -> None:
-        self.argv = argv
-        self.log_path = log_path
-        self.process = multiprocessing.get_context("fork").Process(
-            target=run_cli, args=(argv, str(log_path)), daemon=True)
-        self.process.start()
-
-    def log(self) -> str:
-        return self.log_path.read_text() if self.log_path.exists() else ""
-
-    def stop(self) -> int | None:
-        """SIGTERM, as systemd and Ctrl-C do; the run must end cleanly with status 0."""
-        if self.process.is_alive():
-            self.process.terminate()
-        self.process.join(timeout=30)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        return self.process.exitcode
-
-
-@pytest.fixture
-def start_node(tmp_path: Path) -> Iterator[Callable[..., Node]]:
-    nodes: list[Node] = []
-
-    def start(*argv: str) -> Node:
-        node = Node(list(argv), tmp_path / f"node{len(nodes)}.log")
-        nodes.append(node)
-        return node
-
-    yield start
-    for node in nodes:
-        status = node.stop()
-        # shown by pytest with a failing test's report: what each node said
-        print(f"--- ecu-sim {' '.join(node.argv)} (exit {status})\n{node.log()[-3000:]}")
 
 
 def wait_for_both(capture: RawCapture, wire: Wire) -> None:

@@ -16,12 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.socketcan import test_nodes_vm
-from tests.socketcan.conftest import RawCapture
-from tests.socketcan.test_nodes_vm import AMP, Node, speeds
-
-#: the nodes as separate processes, as in test_nodes_vm
-start_node = test_nodes_vm.start_node
+from tests.socketcan.conftest import Node, RawCapture
+from tests.socketcan.test_nodes_vm import AMP, speeds
 
 pytestmark = pytest.mark.socketcan
 

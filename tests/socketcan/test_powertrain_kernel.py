@@ -25,9 +25,8 @@ from cantools.database.can import Database
 from ecu_sim.codec.command import CommandCodec
 from ecu_sim.codec.profile import Profile
 from ecu_sim.j1939.ids import pgn_of
-from tests.socketcan.conftest import RawCapture, create_vcan, delete_link
+from tests.socketcan.conftest import Node, RawCapture, create_vcan, delete_link
 from tests.socketcan.test_j1939_kernel import KernelClient, Message
-from tests.socketcan.test_nodes_vm import Node
 
 pytestmark = pytest.mark.socketcan
 

@@ -21,11 +21,12 @@ from tests.socketcan.conftest import (
     REQUIRE_VM,
     SOCKETCAN_PROBLEM,
     Frame,
+    Node,
     RawCapture,
     create_vcan,
     delete_link,
 )
-from tests.socketcan.test_nodes_vm import AMP, Node, wait_for_both
+from tests.socketcan.test_nodes_vm import AMP, wait_for_both
 
 pytestmark = pytest.mark.socketcan
 
