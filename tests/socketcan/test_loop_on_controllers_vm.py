@@ -7,9 +7,9 @@ frame of the loop crosses the drivers and the emulated bus. The bus is watched t
 socket and a kernel CAN_J1939 socket on can1, never through ecu_sim.
 
 A full transmit queue is made with the kernel's ``plug`` qdisc on can0: it holds what is queued
-(here one frame, by its byte limit) and refuses the rest with ENOBUFS, as a real adapter's queue does
-when no other node acknowledges, until it is released. Sorted after test_link_vm.py on purpose:
-those tests must see a controller that has no bit rate yet.
+(here one frame, by its byte limit) and refuses the rest with ENOBUFS, as a real adapter's queue
+does when no other node acknowledges, until it is released. Sorted after test_link_vm.py on
+purpose: those tests must see a controller that has no bit rate yet.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ecu_sim.cli import main
 from ecu_sim.link import apply
 from tests.conftest import summary_of
 from tests.socketcan.conftest import Node, RawCapture
-from tests.socketcan.test_j1939_kernel import CCM, CLAIMED, ECU, KernelClient
+from tests.socketcan.test_j1939_kernel import CCM, CLAIMED, CLIENT, ECU, KernelClient
 from tests.socketcan.test_link_vm import CONTROLLERS
 from tests.socketcan.test_nodes_vm import AMP, J1939, speeds
 
@@ -91,10 +91,10 @@ class Plug:
         self._ipr.tc("change", "plug", self._index, "1:", action="TCQ_PLUG_LIMIT", limit=DRAINED_LIMIT)
 
     def remove(self) -> None:
-        """Back to the default qdisc; the teardown must not fail when the test already did."""
+        """Back to the default qdisc; the teardown must not fail when the link was reset meanwhile."""
         try:
             self._ipr.tc("del", "plug", self._index, "1:")
-        except Exception as exc:  # already removed, or the link was reset
+        except Exception as exc:  # the qdisc went with a reset of the link
             print(f"plug qdisc not removed: {exc}")
         self._ipr.close()
 
@@ -116,7 +116,7 @@ def test_ecu_and_ccm_on_two_controllers_close_the_loop_and_the_kernel_sees_both_
         controllers: tuple[str, str], start_node: Callable[..., Node]) -> None:
     ecu_side, ccm_side = controllers
     with RawCapture(ccm_side) as capture:
-        kernel = KernelClient(ccm_side, 0xF9)
+        kernel = KernelClient(ccm_side, CLIENT)
         try:
             ecu = start_node("--iface", ecu_side, "--profile", "j1939", "--initial-speed", "86",
                              "--grade", "0")
