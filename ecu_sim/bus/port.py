@@ -210,7 +210,11 @@ class Port:
             listener.on_frame(msg, Direction.SENT)
 
     def sent(self, msg: can.Message) -> None:
-        """``msg`` reached the bus (through ``send``, or a transmitter of its own on this port)."""
+        """``msg`` reached the bus (through ``send``, or a transmitter of its own on this port).
+
+        Not the end of failing sends: the kernel's timer takes its update even while the queue
+        it sends into is full, so only a frame ``send`` got through says the queue drained.
+        """
         self.own.sent(msg)
         self.counters.tx += 1
         for listener in self._listeners:
