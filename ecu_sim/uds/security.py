@@ -160,7 +160,7 @@ class Security:
             self.state.delayed = True
             self.delay_until = tick + self._delay_ticks
             self._store.save(self.state)
-            return Nrc.EXCEEDED_NUMBER_OF_ATTEMPTS
+            return Nrc.EXCEED_NUMBER_OF_ATTEMPTS
         self._store.save(self.state)
         return Nrc.INVALID_KEY
 

@@ -92,7 +92,7 @@ class UdsServer:
         """The next tick :meth:`tick` has work at (a session's S3, an erase, a reset)."""
         if self.idle:
             return 1 << 62
-        if self.reset_due is not None or self.programming.busy:
+        if self.reset_due is not None or self.programming.erasing is not None:
             return tick + 1
         return self._s3_until
 
@@ -117,7 +117,8 @@ class UdsServer:
             self.enter(Session.DEFAULT)
             self.node.reset(kind)
         done = self.programming.erase_done(tick)
-        if self.session is not Session.DEFAULT and tick >= self._s3_until and not self.programming.busy:
+        erasing = self.programming.erasing is not None
+        if self.session is not Session.DEFAULT and tick >= self._s3_until and not erasing:
             self.enter(Session.DEFAULT)
         return [] if done is None else [done]
 
