@@ -29,7 +29,8 @@ class DiagnosticsSettings:
     def problems(self) -> list[str]:
         found = []
         if self.key_algorithm is not None and not _ALGORITHM.fullmatch(self.key_algorithm):
-            found.append(f"key_algorithm must be MODULE:FUNCTION, e.g. mykeys:key (got {self.key_algorithm!r})")
+            found.append(f"key_algorithm must be MODULE:FUNCTION, e.g. mykeys:key "
+                         f"(got {self.key_algorithm!r})")
         if not 0 <= self.attempts <= 255:
             found.append(f"attempts must be 0..255 (got {self.attempts})")
         if not (math.isfinite(self.delay_s) and 0.0 <= self.delay_s <= 86400.0):
