@@ -21,6 +21,7 @@ from tests.conftest import HANG_S, Node, Udp, private_udp
 
 TESTER = 0xF9
 ENGINE = 0x00
+CCM = 0x11
 VIN = "1M8GDM9AXKP042788"
 #: SPN 520 FMI 31 in J1939-73's DTC format, as udsoncan reads it (three bytes, big-endian)
 FAULT_DTC = 0x08021F
@@ -42,10 +43,10 @@ def wrong_key(level: int, seed: bytes, params: Any) -> bytes:
 
 
 @contextmanager
-def client(udp: Udp) -> Iterator[Client]:
+def client(udp: Udp, node: int = ENGINE) -> Iterator[Client]:
     bus = udp.bus()
     address = isotp.Address(isotp.AddressingMode.NormalFixed_29bits, source_address=TESTER,
-                            target_address=ENGINE)
+                            target_address=node)
     stack = isotp.CanStack(bus, address=address, params={"blocking_send": False})
     config: Any = dict(udsoncan.configs.default_client_config)
     config.update(data_identifiers={0xF190: Text(), 0xF195: Text()}, use_server_timing=False,
@@ -132,3 +133,13 @@ def test_security_access_refuses_wrong_keys_then_delays_then_unlocks(engine: Udp
             return True
 
         until(unlocked)
+
+
+@pytest.mark.slow
+def test_the_ccm_answers_on_its_own_address(start: Callable[..., Node]) -> None:
+    udp = private_udp()
+    start("ccm", "--profile", "j1939", *udp.args()).wait_for("CCM on")
+    with client(udp, CCM) as tester:
+        tester.tester_present()
+        software = tester.read_data_by_identifier(0xF195)
+        assert software is not None and software.service_data.values[0xF195].startswith("ecu-sim ")
