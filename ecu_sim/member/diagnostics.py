@@ -15,9 +15,8 @@ session, locked, with the node's messages and DTC recording back on.
 from __future__ import annotations
 
 import logging
-import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ecu_sim.isotp.transport import IsoTpServer
 from ecu_sim.j1939.dm import DtcTable
@@ -36,12 +35,13 @@ log = logging.getLogger(__name__)
 class NodeSide:
     """What a node lends its server; the part reads back what the server switched."""
 
-    def __init__(self, kind: str, dtcs: DtcTable, identification: Mapping[int, bytes]) -> None:
+    def __init__(self, kind: str, dtcs: DtcTable, identification: Mapping[int, bytes],
+                 speed: Callable[[], float]) -> None:
+        """``speed``: the vehicle speed the node knew at its last tick (NaN: none)."""
         self._kind = kind
         self._dtcs = dtcs
         self._identification = dict(identification)
-        #: the vehicle speed the node knew at its last tick (NaN: none)
-        self.speed = math.nan
+        self._speed = speed
         #: CommunicationControl held the node's application messages back
         self.silenced = False
         #: ControlDTCSetting off: the DTCs stay as they are
@@ -65,7 +65,7 @@ class NodeSide:
         return None
 
     def speed_kph(self) -> float:
-        return self.speed
+        return self._speed()
 
     def communicate(self, enabled: bool) -> None:
         self.silenced = not enabled

@@ -22,6 +22,7 @@ skipped as before.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any, Final
@@ -96,6 +97,9 @@ class NetworkPart:
         self.due_from = 0
         #: the port's alerts as far as this part looked at them
         self.alerts_seen = port.alerts
+        #: the vehicle's speed the node knew at its last tick (NaN: none), which the diagnostics'
+        #: conditions read; the node writes it each tick (a store, not a call)
+        self.speed_kph = math.nan
         #: DTCs the node's control functions hold active (a TSC1 sender timed out, an XBR stream lost)
         self.extra: frozenset[Dtc] = frozenset()
 
@@ -175,10 +179,7 @@ class NetworkPart:
             edges.append(self.diagnostics.next_due(tick))
         return min([self.network.quiet_until, *edges])
 
-    def know_speed(self, kph: float) -> None:
-        """The vehicle's speed at this tick, which the diagnostics' conditions read."""
-        if self.side is not None:
-            self.side.speed = kph
+
 
     def switch_dtc(self, dtc: Dtc, on: bool, tick: int) -> bool:
         """A ``dtc`` fault turned on or off from ``tick`` on while the node runs (``--web``): a
@@ -276,13 +277,16 @@ def _part(kind: str, address: int, values: Mapping[str, Any], profile: Profile, 
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
     served = None
+    part: NetworkPart
     if diagnostics is not None and diagnostics.enabled:
-        side = NodeSide(kind, network.dtcs, identification_dids(identification, name.identity_number, vin))
+        side = NodeSide(kind, network.dtcs, identification_dids(identification, name.identity_number, vin),
+                        lambda: part.speed_kph)
         try:
             served = (build_endpoint(kind, address, diagnostics, period_s, side), side)
         except ValueError as exc:
             raise ConfigError(f"[diagnostics] {exc}") from None
-    return NetworkPart(network, port, new_frame, input_spn, windows, served)
+    part = NetworkPart(network, port, new_frame, input_spn, windows, served)
+    return part
 
 
 def _name_defaults(kind: str, address: int) -> dict[str, int]:

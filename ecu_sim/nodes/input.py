@@ -209,7 +209,7 @@ class InputNode:
         """
         network, tick = self.network, self.tick_index
         if network is not None:
-            network.know_speed(speed_kph)
+            network.speed_kph = speed_kph
         if network is not None and transmit and (input_missing or tick >= network.due_from
                                                  or self.port.alerts != network.alerts_seen):
             startup = network.startup_ticks  # the peer claims its address too

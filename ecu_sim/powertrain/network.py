@@ -178,7 +178,7 @@ class Powertrain:
         if transmit:
             alerts = self.port.alerts
             for part in self.others.values():
-                part.know_speed(speed_kph)
+                part.speed_kph = speed_kph
                 if tick >= part.due_from or alerts != part.alerts_seen:
                     part.tick(tick, False, False)
         if self.fms is not None:
