@@ -163,8 +163,11 @@ class NetworkPart:
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
         if self.diagnostics is not None:
-            for can_id, data in self.diagnostics.tick(tick):
-                send(new_frame(can_id, data, True))
+            answers = self.diagnostics.tick(tick)
+            if answers:
+                self.network.sent_beside(answers)
+                for can_id, data in answers:
+                    send(new_frame(can_id, data, True))
         self.open = False  # the claim may have moved: may_send looks again
         self.due_from = self._due_from(tick, conditions)
 

@@ -69,3 +69,8 @@ def test_with_diagnostics_off_nothing_answers() -> None:
     off = dataclasses.replace(settings(), diagnostics=DiagnosticsSettings(enabled=False))
     assert answers(run({50: [request(0x00, 0x3E, 0x00)]}, given=off), 0x00) == []
 
+
+
+def test_the_echoes_of_the_answers_are_not_taken_for_another_node_at_the_address() -> None:
+    done = run({50: [request(0x00, 0x10, 0x03)], 52: [request(0x00, 0x22, 0xF1, 0x95)]})
+    assert answers(done, 0x00) and done.ecu.network is not None and done.ecu.network.network.violations == 0

@@ -143,3 +143,16 @@ def test_the_ccm_answers_on_its_own_address(start: Callable[..., Node]) -> None:
         tester.tester_present()
         software = tester.read_data_by_identifier(0xF195)
         assert software is not None and software.service_data.values[0xF195].startswith("ecu-sim ")
+
+
+@pytest.mark.slow
+def test_the_answers_heard_back_are_no_address_violation(start: Callable[..., Node]) -> None:
+    udp = private_udp()
+    node = start("run", "--profile", "j1939", *udp.args())
+    node.wait_for("ECU on")
+    with client(udp) as tester:
+        tester.change_session(3)
+        for _ in range(5):
+            tester.read_data_by_identifier(0xF195)
+    assert node.stop() == 0, node.log
+    assert "address violations" not in node.log and "address conflict" not in node.log, node.log
