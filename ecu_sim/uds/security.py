@@ -1,7 +1,8 @@
 """SecurityAccess: seeds, keys, the attempt counter and its delay, kept across resets and restarts.
 
 A seed is the first four bytes of BLAKE2b over the node's identity and a counter that rises
-with every seed given; the counter is part of the kept state, so a seed never repeats after an
+with every seed given; the counter is part of the kept state (reserved a block ahead, so the
+state is written once a block rather than once a seed), so a seed never repeats after an
 ECUReset or a restart (the flaw of CVE-2024-12054, where a reset made seeds predictable) and a
 simulation still gives the same seeds twice. The attempt counter and whether a delay ran are
 kept the same way: an invalid key counts, and neither ECUReset nor a restart clears the count
@@ -32,6 +33,9 @@ KeyAlgorithm = Callable[[bytes, int], bytes]
 #: the security level the server has (sub-functions 01, request seed, and 02, send key)
 LEVEL: Final = 1
 SEED_BYTES: Final = 4
+#: seeds the kept counter is reserved ahead by: the state is written once per this many seeds, so a
+#: tester asking for seed after seed does not make the tick write a file each time
+RESERVED_SEEDS: Final = 64
 #: the constant the default key mixes in: "ECUS" in ASCII
 _DEFAULT_MASK: Final = 0x45435553
 
@@ -67,7 +71,8 @@ def load_algorithm(spec: str | None) -> KeyAlgorithm:
 
 @dataclass
 class SecurityState:
-    """What survives a reset and a restart."""
+    """What survives a reset and a restart; ``seed_counter`` is the highest counter reserved, so a
+    restart goes on above every seed that may have been given."""
 
     seed_counter: int = 0
     failures: int = 0
@@ -120,6 +125,7 @@ class Security:
         self.delay_until = delay_ticks if self.state.delayed else 0
         self.unlocked = False
         self._seed: bytes | None = None
+        self._counter = self.state.seed_counter
 
     def lock(self) -> None:
         """Leaving a session or a reset: locked again, the seed given forgotten."""
@@ -133,9 +139,11 @@ class Security:
             return Nrc.REQUIRED_TIME_DELAY_NOT_EXPIRED
         seed = bytes(SEED_BYTES)
         while seed == bytes(SEED_BYTES):
-            self.state.seed_counter += 1
-            seed = self.seed_of(self.state.seed_counter)
-        self._store.save(self.state)
+            self._counter += 1
+            seed = self.seed_of(self._counter)
+        if self._counter > self.state.seed_counter:
+            self.state.seed_counter = self._counter + RESERVED_SEEDS - 1
+            self._store.save(self.state)  # kept before the seed goes out
         self._seed = seed
         return seed
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from ecu_sim.uds.codes import Nrc
-from ecu_sim.uds.security import SecurityStore, default_key, load_algorithm
+from ecu_sim.uds.security import RESERVED_SEEDS, SecurityStore, default_key, load_algorithm
 from tests.helpers.udsbench import Bench, security
 
 
@@ -131,3 +132,19 @@ def test_a_users_key_algorithm_is_named_module_colon_function() -> None:
 def test_a_key_algorithm_that_cannot_be_found_says_what_to_change(spec: str) -> None:
     with pytest.raises(ValueError, match="key_algorithm"):
         load_algorithm(spec)
+
+
+def test_the_state_is_written_once_a_block_of_seeds_not_once_a_seed(tmp_path: Path) -> None:
+    path = tmp_path / "security.json"
+    bench = extended(path)
+
+    def kept() -> int:
+        return int(json.loads(path.read_text())["seed_counter"])
+
+    seed_of(bench)
+    first = kept()
+    for _ in range(RESERVED_SEEDS - 1):
+        seed_of(bench)
+    unchanged = kept()
+    seed_of(bench)
+    assert (first, unchanged, kept()) == (RESERVED_SEEDS, RESERVED_SEEDS, 2 * RESERVED_SEEDS)
