@@ -174,8 +174,13 @@ class IsoTpServer:
                 del self._transmissions[tester]
         return out
 
+    @property
+    def tracked(self) -> int:
+        """Testers with a reception or a multi-frame answer in progress."""
+        return len(self._receptions.keys() | self._transmissions.keys())
+
     def _full(self) -> bool:
-        return len(self._receptions.keys() | self._transmissions.keys()) >= self.limits.testers
+        return self.tracked >= self.limits.testers
 
     def _single(self, tester: int, functional: bool, data: bytes | bytearray) -> None:
         size = data[0] & 0x0F

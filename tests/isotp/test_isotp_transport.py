@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ecu_sim.isotp.frames import FlowStatus, addressed, answer_id, st_min_s
 from ecu_sim.isotp.transport import IsoTpServer, Limits, Message
 
@@ -198,3 +201,16 @@ def test_an_answer_without_flow_control_is_dropped_after_n_bs() -> None:
     layer.send(TESTER, LONG)
     answer_frames(layer, 0, 15)
     assert not layer.busy and layer.counters.timeouts == 1
+
+
+@given(st.lists(st.tuples(st.sampled_from([PHYSICAL, FUNCTIONAL, 0x18DA00F1, 0x18DA00F2]),
+                          st.binary(max_size=8)), max_size=200))
+def test_any_frames_leave_the_layer_bounded_and_never_raise(received: list[tuple[int, bytes]]) -> None:
+    layer = server(testers=2)
+    for tick, (can_id, data) in enumerate(received):
+        layer.receive(can_id, data)
+        if tick % 7 == 0:
+            layer.tick(tick)
+            for message in layer.take():
+                assert len(message.payload) <= 4095
+    assert layer.tracked <= 2

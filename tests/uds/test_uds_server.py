@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ecu_sim.j1939.dm import Dtc
 from ecu_sim.uds.codes import Nrc
 from ecu_sim.uds.server import P2_FLOOR_MS, S3_S, UdsServer
@@ -159,3 +162,11 @@ def test_ecu_reset_answers_first_then_resets_at_the_next_tick_in_the_default_ses
 def test_an_idle_server_has_no_tick_to_run() -> None:
     tester = Bench()
     assert tester.server.idle and tester.server.next_due(5) >= 1 << 62
+
+
+@given(st.lists(st.binary(min_size=1, max_size=12), max_size=30))
+def test_any_requests_get_an_answer_or_none_and_never_an_error(requests: list[bytes]) -> None:
+    bench = Bench(BenchNode(parameters=DictParameters()))
+    for request in requests:
+        answer = bench.ask(*request)
+        assert answer is None or answer[0] in (0x7F, request[0] + 0x40)
