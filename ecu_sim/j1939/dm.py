@@ -89,6 +89,10 @@ class DtcTable:
         """DM11: forget the active DTCs (previously active ones stay for DM2)."""
         self._records = {d: r for d, r in self._records.items() if not r.active}
 
+    def clear_all(self) -> None:
+        """UDS ClearDiagnosticInformation of every group: active and previously active alike."""
+        self._records = {}
+
     def dm1(self) -> bytes:
         """DM1: the amber warning lamp while any DTC is active, and the active DTCs."""
         return _message(self.active())

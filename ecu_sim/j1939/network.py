@@ -130,6 +130,11 @@ class J1939Network:
         self._answer(pgn, payload, GLOBAL_ADDRESS, own=True)
         self.quiet_until = 0
 
+    def sent_beside(self, frames: list[tuple[int, bytes]]) -> None:
+        """Frames the node sent from its address beside the layer (its UDS answers): their echoes
+        are the node's own, not another node's at its address."""
+        self._echoes.sent(frames)
+
     def address_in_use(self) -> None:
         """Another node sends under this node's address without having claimed it (frames with our
         identifier that are not our echo): J1939-81's address conflict. The node says again that

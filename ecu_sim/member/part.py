@@ -12,11 +12,17 @@ port. The DTCs a node can set:
   error;
 - the controller bus-off: SPN 639 (J1939 network #1) with FMI 14;
 - ``--fault dtc=SPN:FMI@window``: that DTC while the window lasts.
+
+Beside the layer the part holds the node's UDS server on ISO-TP (:mod:`ecu_sim.member.diagnostics`,
+``[diagnostics]``): it takes the frames addressed to the node on PGN 0xDA00 and 0xDB00 and sends
+its answers at the part's tick. With no tester it has nothing due, so the part's ticks are
+skipped as before.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any, Final
@@ -30,6 +36,7 @@ from ecu_sim.bus.transmit import FrameFactory
 from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import DTC_KIND, Fault
 from ecu_sim.j1939.claim import ClaimState
 from ecu_sim.j1939.dm import Dtc
@@ -37,8 +44,11 @@ from ecu_sim.j1939.ident import DELIMITER, Identification
 from ecu_sim.j1939.ids import NULL_ADDRESS, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.network import J1939Network, NetworkConfig
+from ecu_sim.member.diagnostics import NodeSide, build_endpoint, identification_dids
 from ecu_sim.runtime.ticks import ticks_in
+from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from ecu_sim.settings.model import J1939Settings
+from ecu_sim.uds.endpoint import DiagnosticEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +68,14 @@ class NetworkPart:
     """The layer, the port it sends on, and what sets the node's DTCs."""
 
     def __init__(self, network: J1939Network, port: Port, new_frame: FrameFactory, input_spn: int,
-                 dtc_windows: list[tuple[Dtc, int, int | None]]) -> None:
+                 dtc_windows: list[tuple[Dtc, int, int | None]],
+                 diagnostics: tuple[DiagnosticEndpoint, NodeSide] | None = None) -> None:
         self.network = network
+        #: the node's UDS server and what the node lends it (None: ``[diagnostics] enabled = no``)
+        self.diagnostics: DiagnosticEndpoint | None = None
+        self.side: NodeSide | None = None
+        if diagnostics is not None:
+            self.diagnostics, self.side = diagnostics
         self._port = port
         self._new_frame = new_frame
         self._input_spn = input_spn
@@ -81,12 +97,18 @@ class NetworkPart:
         self.due_from = 0
         #: the port's alerts as far as this part looked at them
         self.alerts_seen = port.alerts
+        #: the vehicle's speed the node knew at its last tick (NaN: none), which the diagnostics'
+        #: conditions read; the node writes it each tick (a store, not a call)
+        self.speed_kph = math.nan
         #: DTCs the node's control functions hold active (a TSC1 sender timed out, an XBR stream lost)
         self.extra: frozenset[Dtc] = frozenset()
 
     def receive(self, msg: can.Message) -> bool:
         """True when the frame is the layer's (taken), False when it is for the node."""
-        taken = bool(msg.is_extended_id) and self.network.receive(msg.arbitration_id, msg.data)
+        if not msg.is_extended_id:
+            return False
+        taken = self.network.receive(msg.arbitration_id, msg.data) or (
+            self.diagnostics is not None and self.diagnostics.receive(msg.arbitration_id, msg.data))
         if taken:
             self.due_from = 0
         return taken
@@ -97,6 +119,8 @@ class NetworkPart:
         fixes, would speak for an address it does not own, so they stop."""
         if self.open:
             return True
+        if self.side is not None and self.side.silenced:
+            return False  # CommunicationControl: the application messages are held back
         network = self.network
         if network.address == self._home:
             allowed = network.may_send(tick)
@@ -125,6 +149,9 @@ class NetworkPart:
             conditions.add(BUS_OFF)
         if self.extra:
             conditions |= self.extra
+        side = self.side
+        if side is not None and side.dtcs_held:
+            conditions = {dtc for dtc, _ in self.network.dtcs.active()}  # ControlDTCSetting off
         episodes = self._port.own.episodes
         if episodes != self._episodes:
             self._episodes = episodes
@@ -135,6 +162,12 @@ class NetworkPart:
         send, new_frame = self._port.send, self._new_frame
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
+        if self.diagnostics is not None:
+            answers = self.diagnostics.tick(tick)
+            if answers:
+                self.network.sent_beside(answers)
+                for can_id, data in answers:
+                    send(new_frame(can_id, data, True))
         self.open = False  # the claim may have moved: may_send looks again
         self.due_from = self._due_from(tick, conditions)
 
@@ -145,7 +178,11 @@ class NetworkPart:
             return tick + 1
         edges = [edge for _, start, end in self._dtc_windows for edge in (start, end)
                  if edge is not None and edge > tick]
+        if self.diagnostics is not None:
+            edges.append(self.diagnostics.next_due(tick))
         return min([self.network.quiet_until, *edges])
+
+
 
     def switch_dtc(self, dtc: Dtc, on: bool, tick: int) -> bool:
         """A ``dtc`` fault turned on or off from ``tick`` on while the node runs (``--web``): a
@@ -185,9 +222,12 @@ class NetworkPart:
 def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, input_spn: int,
                   settings: J1939Settings, faults: tuple[Fault, ...], period_s: float,
                   new_frame: FrameFactory,
-                  periodic: Mapping[int, Callable[[], bytes | None]] | None = None) -> NetworkPart | None:
+                  periodic: Mapping[int, Callable[[], bytes | None]] | None = None,
+                  diagnostics: DiagnosticsSettings | None = None,
+                  vin: str | None = None) -> NetworkPart | None:
     """The part of node ``kind`` (ECU or CCM); None when its frame is not a 29-bit J1939 one.
-    ``periodic``: the node's other periodic messages by PGN, each sent once on request."""
+    ``periodic``: the node's other periodic messages by PGN, each sent once on request;
+    ``diagnostics``: its UDS server's settings, ``vin`` the VIN it reads out."""
     if not sends.is_extended_id:
         log.info("%s: its frame has an 11-bit identifier: no J1939 network part", kind)
         return None
@@ -201,40 +241,55 @@ def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, inp
                 None if f.end_s is None else ticks_in(f.end_s, period_s))
                for f in faults if f.kind == DTC_KIND and f.dtc is not None]
     part = _part(kind, address, values, profile, settings, port, new_frame, input_spn, windows, period_s,
-                 requestable)
+                 requestable, diagnostics, vin)
     return part
 
 
 def build_member(kind: str, function: int, address: int, port: Port, profile: Profile, nodes: list[str],
                  settings: J1939Settings, period_s: float, new_frame: FrameFactory,
                  periodic: Mapping[int, Callable[[], bytes | None]],
-                 attributes: Mapping[str, int] | None = None) -> NetworkPart:
+                 attributes: Mapping[str, int] | None = None,
+                 diagnostics: DiagnosticsSettings | None = None, vin: str | None = None) -> NetworkPart:
     """The part of a node the ECU hosts beside its own (``--network powertrain``): NAME and
     address from the DBC's attributes of ``nodes`` (the node's; ``attributes`` instead when
     the node is another DBC's, a restbus node), ``function`` by default; ``[j1939]`` gives it
-    only whether to claim and its identification strings."""
+    only whether to claim and its identification strings. ``diagnostics``: as for
+    :func:`build_network` (a restbus node has none)."""
     given = node_attributes(profile.database, nodes) if attributes is None else attributes
     values: dict[str, Any] = {**given}
     if settings.address_claim is not None:
         values["address_claim"] = settings.address_claim
     values.setdefault("function", function)
     values["address"] = address
-    return _part(kind, address, values, profile, settings, port, new_frame, 0, [], period_s, dict(periodic))
+    return _part(kind, address, values, profile, settings, port, new_frame, 0, [], period_s, dict(periodic),
+                 diagnostics, vin)
 
 
 def _part(kind: str, address: int, values: Mapping[str, Any], profile: Profile, settings: J1939Settings,
           port: Port, new_frame: FrameFactory, input_spn: int, windows: list[tuple[Dtc, int, int | None]],
-          period_s: float, requestable: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
+          period_s: float, requestable: Mapping[int, Callable[[], bytes | None]],
+          diagnostics: DiagnosticsSettings | None, vin: str | None) -> NetworkPart:
     defaults = _name_defaults(kind, address)
     fields_of_name = {key: int(values.get(key, default)) for key, default in defaults.items()}
     capable = bool(fields_of_name.pop("arbitrary_address_capable"))
     name = Name(**fields_of_name, arbitrary_address_capable=capable)
     claim = values.get("address_claim", profile.name not in _QUIET_PROFILES)
-    config = NetworkConfig(name, address, bool(claim), _identification(kind, settings))
+    identification = _identification(kind, settings)
+    config = NetworkConfig(name, address, bool(claim), identification)
     network = J1939Network(config, period_s, requestable)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
-    return NetworkPart(network, port, new_frame, input_spn, windows)
+    served = None
+    part: NetworkPart
+    if diagnostics is not None and diagnostics.enabled:
+        side = NodeSide(kind, network.dtcs, identification_dids(identification, name.identity_number, vin),
+                        lambda: part.speed_kph)
+        try:
+            served = (build_endpoint(kind, address, diagnostics, period_s, side), side)
+        except ValueError as exc:
+            raise ConfigError(f"[diagnostics] {exc}") from None
+    part = NetworkPart(network, port, new_frame, input_spn, windows, served)
+    return part
 
 
 def _name_defaults(kind: str, address: int) -> dict[str, int]:

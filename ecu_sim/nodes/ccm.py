@@ -198,7 +198,7 @@ class Ccm(InputNode):
             if self.gear_request is not None:  # neutral only while cruise holds the truck
                 neutral = self.neutral and self.cruise_active and not self.override
                 self.gear_request[1].send(self.tick_index, deadline, self._tc1[0 if neutral else 1])
-        self.finish_tick(speed is None, transmit)
+        self.finish_tick(speed is None, transmit, math.nan if speed is None else speed)
 
     def _brake(self, deadline: float, speed: float | None, codec: RoleCodec, output: Output) -> None:
         """The brake demand for this tick (see the module), sent every tick."""

@@ -173,7 +173,7 @@ class Ecu(InputNode):
             driveline = self.vehicle.driveline()
             if driveline is not None:
                 self.engine_frames.send(self.tick_index, deadline, driveline, sent)
-        self.finish_tick(self.app_missing, transmit)
+        self.finish_tick(self.app_missing, transmit, self.vehicle.state.speed_kph)
 
     def _step_powertrain(self, powertrain: Powertrain, vehicle: Class6Vehicle, transmit: bool) -> None:
         """The commands decide before the truck steps (tick 0 too, which has no interval to step):
@@ -201,8 +201,8 @@ class Ecu(InputNode):
             if powertrain.role_due(tick):
                 self.send(deadline, powertrain.role_payload(self.encode_speed(state.speed_kph), readings))
             powertrain.send(tick, deadline, readings)
-        self.finish_tick(self.app_missing, transmit)
-        powertrain.finish(tick, transmit)
+        self.finish_tick(self.app_missing, transmit, state.speed_kph)
+        powertrain.finish(tick, transmit, state.speed_kph)
 
     def figures(self) -> tuple[Figure, ...]:
         """The truck as the ECU drives it; the driveline's and the powertrain's figures only where

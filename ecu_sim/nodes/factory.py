@@ -231,7 +231,8 @@ def _network(kind: NodeKind, port: Port, profile: Profile, settings: Settings, f
     if kind is NodeKind.DRIVER:
         return None
     return build_network(kind.name, port, profile, kind.sends(profile), kind.input_spn, settings.j1939,
-                         faults, settings.run.resolved_period_s, new_frame, periodic)
+                         faults, settings.run.resolved_period_s, new_frame, periodic,
+                         settings.diagnostics, settings.fms.vin)
 
 
 def _engine_part(port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],

@@ -31,6 +31,7 @@ a frame fell before is all that has to be recorded about its timing.
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from typing import Any
 
@@ -195,7 +196,7 @@ class InputNode:
         network.latest = data
         return True
 
-    def finish_tick(self, input_missing: bool, transmit: bool) -> None:
+    def finish_tick(self, input_missing: bool, transmit: bool, speed_kph: float = math.nan) -> None:
         """The tick is done: the J1939 part ticks, and a frame handled from now on is used from
         the next tick.
 
@@ -203,9 +204,12 @@ class InputNode:
         (``transmit`` False) skips the part, as it skips the node's frame: a late loop must not
         send the layer's frames as a burst (broadcast packets closer than the standard's minimum
         gap). The layer's timers compare tick numbers, so a skipped tick only delays what was due,
-        and frames that arrived meanwhile wait for the next tick.
+        and frames that arrived meanwhile wait for the next tick. ``speed_kph``: the vehicle's
+        speed as the node knows it, which its diagnostics' conditions read (NaN: not known).
         """
         network, tick = self.network, self.tick_index
+        if network is not None:
+            network.speed_kph = speed_kph
         if network is not None and transmit and (input_missing or tick >= network.due_from
                                                  or self.port.alerts != network.alerts_seen):
             startup = network.startup_ticks  # the peer claims its address too

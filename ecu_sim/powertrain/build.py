@@ -88,7 +88,8 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     for role, member in hosted.items():
         if role != "engine":
             parts[role] = build_member(role.upper(), member.part.function, member.address, port, profile,
-                                       [member.node], settings.j1939, period, new_frame, requestable(role))
+                                       [member.node], settings.j1939, period, new_frame, requestable(role),
+                                       diagnostics=settings.diagnostics, vin=settings.fms.vin)
     for role, built_messages in messages.items():
         for m in built_messages:
             m.gate = parts[role]

@@ -170,13 +170,15 @@ class Powertrain:
         fms = self.fms
         self.frames.send(tick, deadline, readings if fms is None else readings + fms.values)
 
-    def finish(self, tick: int, transmit: bool) -> None:
+    def finish(self, tick: int, transmit: bool, speed_kph: float = _NA) -> None:
         """The other nodes' network layers tick (the engine's ticks with the ECU): skipped as the
         ECU skips its own, while nothing is due and the port has no new alert. Then the FMS
-        totals that fell due are written, every frame of the tick being out by now."""
+        totals that fell due are written, every frame of the tick being out by now.
+        ``speed_kph``: the truck's, which each node's diagnostics' conditions read."""
         if transmit:
             alerts = self.port.alerts
             for part in self.others.values():
+                part.speed_kph = speed_kph
                 if tick >= part.due_from or alerts != part.alerts_seen:
                     part.tick(tick, False, False)
         if self.fms is not None:

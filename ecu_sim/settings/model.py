@@ -17,6 +17,7 @@ from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
 from ecu_sim.settings.controls import ControlSettings as ControlSettings
+from ecu_sim.settings.diagnostics import DiagnosticsSettings as DiagnosticsSettings
 from ecu_sim.settings.fms import FmsSettings as FmsSettings
 from ecu_sim.settings.j1939 import NETWORKS as NETWORKS
 from ecu_sim.settings.j1939 import POWERTRAIN as POWERTRAIN
@@ -302,6 +303,7 @@ class Settings:
     j1939: J1939Settings = field(default_factory=J1939Settings)
     ccm: CcmSettings = field(default_factory=CcmSettings)
     fms: FmsSettings = field(default_factory=FmsSettings)
+    diagnostics: DiagnosticsSettings = field(default_factory=DiagnosticsSettings)
     controls: ControlSettings = field(default_factory=ControlSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
@@ -324,6 +326,7 @@ SECTIONS: dict[str, type[Any]] = {
     "j1939": J1939Settings,
     "ccm": CcmSettings,
     "fms": FmsSettings,
+    "diagnostics": DiagnosticsSettings,
     "controls": ControlSettings,
 }
 BUS_SECTION = "bus"

@@ -99,12 +99,14 @@ def read_ini(path: str) -> list[Given]:
 def read_service_defaults(environ: Mapping[str, str]) -> list[Given]:
     """What a service's environment implies, below every other source: under a systemd unit with a
     ``StateDirectory=``, the FMS totals persist there (``[fms] state_file``), so a truck's odometer
-    survives restarts without a setting; a file, variable or option still says otherwise."""
+    survives restarts without a setting, and so does each node's UDS security state
+    (``[diagnostics] state_dir``); a file, variable or option still says otherwise."""
     directory = environ.get(STATE_DIRECTORY, "").split(":")[0]
     if not directory:
         return []
-    return [Given("fms", "state_file", os.path.join(directory, FMS_STATE_FILE),
-                  f"the service's state directory (environment variable {STATE_DIRECTORY})")]
+    origin = f"the service's state directory (environment variable {STATE_DIRECTORY})"
+    return [Given("fms", "state_file", os.path.join(directory, FMS_STATE_FILE), origin),
+            Given("diagnostics", "state_dir", directory, origin)]
 
 
 def read_environment(environ: Mapping[str, str]) -> list[Given]:

@@ -123,3 +123,12 @@ def test_a_lost_echo_does_not_make_the_later_ones_violations() -> None:
     for can_id, data in sent[1:]:
         node.receive(can_id, data)
     assert len(sent) > 1 and node.violations == 0
+
+
+def test_the_echo_of_a_frame_the_node_sent_beside_the_layer_is_no_address_violation() -> None:
+    node = network(OWN)
+    node.tick(0, set())
+    answer = (0x18DAF900 | OWN, b"\x02\x7e\x00\xcc\xcc\xcc\xcc\xcc")  # a UDS answer of the node's
+    node.sent_beside([answer])
+    node.receive(*answer)
+    assert node.violations == 0

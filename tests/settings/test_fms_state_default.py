@@ -67,3 +67,4 @@ def test_a_simulation_under_a_state_directory_neither_reads_nor_writes_it(
     assert cli_main(*simulate).status == 0
     assert (directory / "fms.json").read_text(encoding="utf-8") == before
     assert [p.name for p in directory.iterdir()] == ["fms.json"]
+
