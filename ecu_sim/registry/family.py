@@ -42,21 +42,25 @@ class UnknownKind(LookupError):
 class Reader:
     """How a parameter's text becomes its value: ``read`` raises ValueError for text that is not
     ``meaning``; ``choices`` (when given) are the only texts taken; ``keep_case`` keeps the text's
-    case (a path), where every other value is read in lower case."""
+    case (a path, a message's name), where every other value is read in lower case; ``refusal`` is
+    the message of a text refused, formatted with the ``kind``, the ``key``, the ``text`` and the
+    ``meaning``."""
 
     read: Callable[[str], Any]
     meaning: str
     choices: tuple[str, ...] = ()
     keep_case: bool = False
+    refusal: str = "{key}={text} is not {meaning}"
 
-    def value(self, key: str, text: str) -> Any:
+    def value(self, key: str, text: str, kind: str = "") -> Any:
         """The value of ``text``; ParamError naming ``key`` and what is expected."""
         if self.choices and text not in self.choices:
             raise ParamError(f"{key}={text} is not one of {', '.join(self.choices)}")
         try:
             return self.read(text)
         except ValueError:
-            raise ParamError(f"{key}={text} is not {self.meaning}") from None
+            says = self.refusal.format(kind=kind, key=key, text=text, meaning=self.meaning)
+            raise ParamError(says) from None
 
 
 def choice(*choices: str) -> Reader:
@@ -64,11 +68,15 @@ def choice(*choices: str) -> Reader:
     return Reader(str, f"one of {', '.join(choices)}", choices)
 
 
-def param(reader: Reader, default: str | None = None, key: str | None = None) -> Any:
+def param(reader: Reader, default: str | None = None, key: str | None = None,
+          missing: str | None = None) -> Any:
     """A parameter field: read by ``reader``, ``default`` written as a spec would write it (None:
-    not given); ``key`` is the name a spec gives it where that is no Python name (``from``)."""
+    not given); ``key`` is the name a spec gives it where that is no Python name (``from``);
+    ``missing``, when given, makes it required: the message of a spec without it, formatted with
+    the ``kind``, the parameters given by key (empty when not) and the reader's ``meaning``."""
     value = None if default is None else reader.value("default", default)
-    return dataclasses.field(default=value, metadata={"reader": reader, "default": default, "key": key})
+    return dataclasses.field(default=value, metadata={"reader": reader, "default": default, "key": key,
+                                                      "missing": missing})
 
 
 @dataclass(frozen=True)
@@ -81,12 +89,14 @@ class Parameter:
     reader: Reader
     #: the default as a spec writes it; None: not given
     default: str | None
+    #: the message of a spec without it; None: it may be left out
+    missing: str | None = None
 
 
 def parameters(record: type[Any]) -> tuple[Parameter, ...]:
     """The parameters of a kind's record, in the order its fields are declared."""
-    return tuple(Parameter(f.metadata["key"] or f.name, f.name, f.metadata["reader"], f.metadata["default"])
-                 for f in dataclasses.fields(record))
+    return tuple(Parameter(f.metadata["key"] or f.name, f.name, f.metadata["reader"], f.metadata["default"],
+                           f.metadata["missing"]) for f in dataclasses.fields(record))
 
 
 @dataclass(frozen=True)
@@ -109,12 +119,18 @@ class Kind(Generic[C, R]):
         """The record of ``given`` (key -> text), the rest at their defaults; ParamError for a key
         the record has no field of, a value its reader refuses, or a combination its checks refuse."""
         known = {p.key: p for p in self.parameters()}
+        for p in known.values():
+            if p.missing is not None and p.key not in given:
+                named = {key: given.get(key, "") for key in known}
+                says = p.missing.format_map({**named, "kind": self.name, "meaning": p.reader.meaning})
+                raise ParamError(says)
         values: dict[str, Any] = {}
         for key, text in given.items():
             if key not in known:
                 raise ParamError(f"{self.name} takes no {key!r}; it takes {', '.join(known)}")
             reader = known[key].reader
-            values[known[key].field] = reader.value(key, text if reader.keep_case else text.lower())
+            text = text if reader.keep_case else text.lower()
+            values[known[key].field] = reader.value(key, text, self.name)
         return self.params(**values)
 
 

@@ -61,3 +61,15 @@ def test_a_name_registered_twice_is_refused() -> None:
     beeps = family()
     with pytest.raises(ValueError, match="two beep kinds are called 'beep'"):
         beeps.register("beep", Beep, "again")(lambda params, times: "")
+
+
+@dataclass(frozen=True)
+class Tone:
+    pitch: float | None = param(NUMBER, missing="{kind} needs a pitch, {meaning}")
+
+
+def test_a_required_parameter_left_out_is_refused_with_its_own_message() -> None:
+    tones: Family[None, float] = Family("tone")
+    tones.register("tone", Tone, "a tone")(lambda params, _: params.pitch or 0.0)
+    with pytest.raises(ParamError, match="tone needs a pitch, a number"):
+        tones["tone"].read({})
