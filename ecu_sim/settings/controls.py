@@ -153,7 +153,7 @@ def _free(p: Free, _: None) -> Acts:
 
 
 @dataclass(frozen=True)
-class Dtc:
+class RaiseDtc:
     #: a window undoes it at its end
     UNDONE: ClassVar[bool] = True
     #: None: the ECU's own DM1 (the engine's, 0x00)
@@ -162,8 +162,9 @@ class Dtc:
 
 
 
-@CONTROLS.register("dtc", Dtc, "raise a DTC in that node's DM1 (or the ECU's own), lamp on; cleared at TO")
-def _dtc_on(p: Dtc, _: None) -> Acts:
+@CONTROLS.register("dtc", RaiseDtc, "raise a DTC in that node's DM1 (or the ECU's own), lamp on; cleared "
+                   "at TO")
+def _dtc_on(p: RaiseDtc, _: None) -> Acts:
     node = {"node": p.target} if p.target else {}
     fault = f"dtc={p.value}"
     return Acts({"fault": fault, "on": True, **node}, {"fault": fault, "on": False, **node})
