@@ -109,7 +109,7 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     fms = FmsState(settings.fms, period, model.params.mass_kg) if files else None
     if fms is not None:
         def newest() -> Sequence[float] | None:
-            return None if latest.readings is None else latest.readings + fms.values
+            return None if latest.readings is None else latest.readings + fms.carried
         restbus = build_restbus(files, {part.network.address for part in parts.values()}, port, profile,
                                 settings.j1939, period, new_frame, newest, fms_texts(settings.fms))
         others.update(restbus.parts)

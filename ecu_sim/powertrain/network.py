@@ -168,7 +168,7 @@ class Powertrain:
     def send(self, tick: int, deadline: float, readings: Readings) -> None:
         """Every message due at ``tick``, each from its node while that node's claim stands."""
         fms = self.fms
-        self.frames.send(tick, deadline, readings if fms is None else readings + fms.values)
+        self.frames.send(tick, deadline, readings if fms is None else readings + fms.carried)
 
     def finish(self, tick: int, transmit: bool) -> None:
         """The other nodes' network layers tick (the engine's ticks with the ECU): skipped as the

@@ -40,7 +40,8 @@ from ecu_sim.settings.model import J1939Settings, Settings
 log = logging.getLogger(__name__)
 
 _SPEED: Final = Readings._fields.index("front_axle_kph")
-#: SPN -> the index it is read from in the readings followed by the :class:`FmsValues`, for any
+#: SPN -> the index it is read from in the readings followed by what the FMS state carries
+#: (:attr:`~ecu_sim.powertrain.fms.FmsState.carried`), for any
 #: restbus signal: the powertrain's own, the truck's speed as the wheel-based (84) and the
 #: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total; and
 #: FMS1's tell-tales by their keys (:data:`~ecu_sim.codec.restbus.TELLTALE_KEY` plus the ID)
@@ -48,8 +49,8 @@ RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED,
                          **{spn: len(Readings._fields) + FmsValues._fields.index(name)
                             for spn, name in FMS_SPNS.items()},
                          250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l"),
-                         **{TELLTALE_KEY + telltale: len(Readings._fields) + FmsValues._fields.index(name)
-                            for telltale, name in TELLTALES.items()}}
+                         **{TELLTALE_KEY + telltale.ident: len(Readings._fields) + len(FmsValues._fields) + i
+                            for i, telltale in enumerate(TELLTALES)}}
 #: a node's J1939 function when the DBC gives none: "not available"
 _NO_FUNCTION: Final = 255
 
