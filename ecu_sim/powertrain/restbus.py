@@ -34,7 +34,6 @@ from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput, cycle_ticks
 from ecu_sim.powertrain.fms import FMS_SPNS, PAGED_SPNS, TELLTALES, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
-from ecu_sim.runtime.schedule import Schedule
 from ecu_sim.settings.model import J1939Settings, Settings
 
 log = logging.getLogger(__name__)
@@ -89,40 +88,42 @@ def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, p
 def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profile, settings: J1939Settings,
               period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None],
               texts: Mapping[int, str]) -> None:
-    messages = []
+    """The node's part and messages, each built once with everything it needs: the part first,
+    since the messages wait for its claim and send through its transport; a request the part
+    answers reads the message its PGN names once that is built."""
+    made: dict[int, EngineMessage] = {}  # a PGN's first message (a multiplexed one's first page)
+
+    def answer(pgn: int) -> Callable[[], bytes | None]:
+        def payload() -> bytes | None:
+            readings = latest()
+            return None if readings is None else made[pgn].payload(readings)
+        return payload
+
+    pgns = dict.fromkeys(pgn_of(rest.message.frame_id) for rest in node.messages)
+    part = build_member(node.name, node.attributes.get("function", _NO_FUNCTION), node.address, port, profile,
+                        [node.name], settings, period_s, new_frame, {pgn: answer(pgn) for pgn in pgns},
+                        node.attributes)
     for rest in node.messages:
         message = rest.message
-        extended = message.is_extended_frame
-        frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
-        output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
+        pgn = pgn_of(message.frame_id)
+        if message.length > SINGLE_FRAME:
+            output: Output = TransportOutput(part, pgn)
+        else:
+            extended = message.is_extended_frame
+            frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
+            output = Transmitter(port, frame_id, extended, new_frame)
         every = cycle_ticks(rest.cycle_ms, period_s)
         pages = rest.pages or ((None, rest.base),)
         for index, (page, base) in enumerate(pages):
             fields = _page_fields(index) if rest.pages else RESTBUS_FIELDS
             codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8, paged=page is not None), spn)
                       for spn, signal in keyed_signals(message, fields) if on_page(signal, page)]
-            m = EngineMessage(message, codecs, every * len(pages), output, fields,
-                              base=_with_texts(message, base, texts), period_s=period_s)
-            m.schedule = Schedule(m.every_ticks, phase=index * every)  # the pages in turn, one a cycle
-            messages.append((m, rest.cycle_ms is not None))
-
-    def answer(m: EngineMessage) -> Callable[[], bytes | None]:
-        def payload() -> bytes | None:
-            readings = latest()
-            return None if readings is None else m.payload(readings)
-        return payload
-
-    requestable: dict[int, Callable[[], bytes | None]] = {}
-    for m, _ in messages:  # a multiplexed message answers with its first page
-        requestable.setdefault(pgn_of(m.message.frame_id), answer(m))
-    part = build_member(node.name, node.attributes.get("function", _NO_FUNCTION), node.address, port, profile,
-                        [node.name], settings, period_s, new_frame, requestable, node.attributes)
-    for m, cyclic in messages:
-        m.gate = part
-        if m.message.length > SINGLE_FRAME:
-            m.output = TransportOutput(part, pgn_of(m.message.frame_id))
-        if cyclic:
-            built.messages.append(m)
+            m = EngineMessage(message, codecs, every * len(pages), output, fields, gate=part,
+                              base=_with_texts(message, base, texts), period_s=period_s,
+                              phase=index * every)  # the pages in turn, one a cycle
+            made.setdefault(pgn, m)
+            if rest.cycle_ms is not None:
+                built.messages.append(m)
     built.parts[node.name] = part
 
 
