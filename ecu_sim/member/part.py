@@ -28,7 +28,6 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.state import ControllerState
 from ecu_sim.bus.transmit import FrameFactory
 from ecu_sim.codec.nm import node_attributes
-from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.faults.spec import DTC_KIND, Fault
 from ecu_sim.j1939.claim import ClaimState
@@ -37,6 +36,7 @@ from ecu_sim.j1939.ident import DELIMITER, Identification
 from ecu_sim.j1939.ids import NULL_ADDRESS, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.network import J1939Network, NetworkConfig
+from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import J1939Settings
 
@@ -182,59 +182,57 @@ class NetworkPart:
         return self.network.status_text()
 
 
-def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, input_spn: int,
-                  settings: J1939Settings, faults: tuple[Fault, ...], period_s: float,
-                  new_frame: FrameFactory,
+def build_network(kind: str, env: NodeEnvironment, sends: RoleCodec, input_spn: int,
+                  faults: tuple[Fault, ...],
                   periodic: Mapping[int, Callable[[], bytes | None]] | None = None) -> NetworkPart | None:
     """The part of node ``kind`` (ECU or CCM); None when its frame is not a 29-bit J1939 one.
     ``periodic``: the node's other periodic messages by PGN, each sent once on request."""
     if not sends.is_extended_id:
         log.info("%s: its frame has an 11-bit identifier: no J1939 network part", kind)
         return None
-    values = {**node_attributes(profile.database, list(sends.message.senders or [])),
+    settings = env.settings
+    values = {**node_attributes(env.profile.database, list(sends.message.senders or [])),
               **{f.name: getattr(settings, f.name) for f in fields(settings)
                  if getattr(settings, f.name) is not None}}
     address = int(values.get("address", source_address_of(sends.frame_id)))
     part: NetworkPart
     requestable = {**(periodic or {}), pgn_of(sends.frame_id): lambda: part.latest}
-    windows = [(Dtc(*f.dtc), ticks_in(f.start_s, period_s),
-                None if f.end_s is None else ticks_in(f.end_s, period_s))
+    windows = [(Dtc(*f.dtc), ticks_in(f.start_s, env.period_s),
+                None if f.end_s is None else ticks_in(f.end_s, env.period_s))
                for f in faults if f.kind == DTC_KIND and f.dtc is not None]
-    part = _part(kind, address, values, profile, settings, port, new_frame, input_spn, windows, period_s,
-                 requestable)
+    part = _part(kind, address, values, env, input_spn, windows, requestable)
     return part
 
 
-def build_member(kind: str, function: int, address: int, port: Port, profile: Profile, nodes: list[str],
-                 settings: J1939Settings, period_s: float, new_frame: FrameFactory,
+def build_member(kind: str, function: int, address: int, env: NodeEnvironment, nodes: list[str],
                  periodic: Mapping[int, Callable[[], bytes | None]],
                  attributes: Mapping[str, int] | None = None) -> NetworkPart:
     """The part of a node the ECU hosts beside its own (``--network powertrain``): NAME and
     address from the DBC's attributes of ``nodes`` (the node's; ``attributes`` instead when
     the node is another DBC's, a restbus node), ``function`` by default; ``[j1939]`` gives it
     only whether to claim and its identification strings."""
-    given = node_attributes(profile.database, nodes) if attributes is None else attributes
+    given = node_attributes(env.profile.database, nodes) if attributes is None else attributes
     values: dict[str, Any] = {**given}
-    if settings.address_claim is not None:
-        values["address_claim"] = settings.address_claim
+    if env.settings.address_claim is not None:
+        values["address_claim"] = env.settings.address_claim
     values.setdefault("function", function)
     values["address"] = address
-    return _part(kind, address, values, profile, settings, port, new_frame, 0, [], period_s, dict(periodic))
+    return _part(kind, address, values, env, 0, [], dict(periodic))
 
 
-def _part(kind: str, address: int, values: Mapping[str, Any], profile: Profile, settings: J1939Settings,
-          port: Port, new_frame: FrameFactory, input_spn: int, windows: list[tuple[Dtc, int, int | None]],
-          period_s: float, requestable: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
+def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironment, input_spn: int,
+          windows: list[tuple[Dtc, int, int | None]],
+          requestable: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
     defaults = _name_defaults(kind, address)
     fields_of_name = {key: int(values.get(key, default)) for key, default in defaults.items()}
     capable = bool(fields_of_name.pop("arbitrary_address_capable"))
     name = Name(**fields_of_name, arbitrary_address_capable=capable)
-    claim = values.get("address_claim", profile.name not in _QUIET_PROFILES)
-    config = NetworkConfig(name, address, bool(claim), _identification(kind, settings))
-    network = J1939Network(config, period_s, requestable)
+    claim = values.get("address_claim", env.profile.name not in _QUIET_PROFILES)
+    config = NetworkConfig(name, address, bool(claim), _identification(kind, env.settings))
+    network = J1939Network(config, env.period_s, requestable)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
-    return NetworkPart(network, port, new_frame, input_spn, windows)
+    return NetworkPart(network, env.port, env.new_frame, input_spn, windows)
 
 
 def _name_defaults(kind: str, address: int) -> dict[str, int]:

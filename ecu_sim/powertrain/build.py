@@ -18,6 +18,7 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import messages_with, spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
+from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
 from ecu_sim.powertrain.commanded import Commanded, Hold
@@ -85,11 +86,12 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
         return {pgn_of(message.frame_id): answer(role, pgn_of(message.frame_id))
                 for r, message, _, _ in found if r == role}
 
+    env = NodeEnvironment(port, profile, settings.j1939, period, new_frame)
     parts = {"engine": engine(requestable("engine"))}
     for role, member in hosted.items():
         if role != "engine":
-            parts[role] = build_member(role.upper(), member.part.function, member.address, port, profile,
-                                       [member.node], settings.j1939, period, new_frame, requestable(role))
+            parts[role] = build_member(role.upper(), member.part.function, member.address, env, [member.node],
+                                       requestable(role))
     messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
     for role, message, frame_id, codecs in found:
         pgn = pgn_of(message.frame_id)
@@ -114,8 +116,8 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     if fms is not None:
         def newest() -> Sequence[float] | None:
             return None if latest.readings is None else latest.readings + fms.carried
-        restbus = build_restbus(files, {part.network.address for part in parts.values()}, port, profile,
-                                settings.j1939, period, new_frame, newest, fms_texts(settings.fms))
+        restbus = build_restbus(files, {part.network.address for part in parts.values()}, env, newest,
+                                fms_texts(settings.fms))
         others.update(restbus.parts)
         all_messages += restbus.messages
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,

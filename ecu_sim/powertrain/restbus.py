@@ -22,19 +22,19 @@ from typing import Final
 
 from cantools.database.can import Message
 
-from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
-from ecu_sim.codec.profile import Profile, builtin_restbus
+from ecu_sim.bus.transmit import Output, Transmitter
+from ecu_sim.codec.profile import builtin_restbus
 from ecu_sim.codec.restbus import TELLTALE_KEY, RestbusNode, keyed_signals, load_restbus, on_page
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
+from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput, cycle_ticks
 from ecu_sim.powertrain.fms import FMS_SPNS, PAGED_SPNS, TELLTALES, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
-from ecu_sim.settings.model import J1939Settings, Settings
+from ecu_sim.settings.model import Settings
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +67,7 @@ def restbus_files(settings: Settings) -> list[str]:
     return [*([builtin_restbus("fms")] if settings.fms.enabled else []), *settings.j1939.restbus]
 
 
-def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, profile: Profile,
-                  settings: J1939Settings, period_s: float, new_frame: FrameFactory,
+def build_restbus(paths: Collection[str], hosted: Collection[int], env: NodeEnvironment,
                   latest: Callable[[], Sequence[float] | None], texts: Mapping[int, str]) -> RestbusBuilt:
     """``latest``: the newest readings followed by the FMS values, which a request is answered from;
     ``texts``: the text each text SPN carries (:func:`~ecu_sim.powertrain.fms.fms_texts`)."""
@@ -81,13 +80,12 @@ def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, p
                          node.address)
                 continue
             taken.add(node.address)
-            _add_node(built, node, port, profile, settings, period_s, new_frame, latest, texts)
+            _add_node(built, node, env, latest, texts)
     return built
 
 
-def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profile, settings: J1939Settings,
-              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None],
-              texts: Mapping[int, str]) -> None:
+def _add_node(built: RestbusBuilt, node: RestbusNode, env: NodeEnvironment,
+              latest: Callable[[], Sequence[float] | None], texts: Mapping[int, str]) -> None:
     """The node's part and messages, each built once with everything it needs: the part first,
     since the messages wait for its claim and send through its transport; a request the part
     answers reads the message its PGN names once that is built."""
@@ -100,9 +98,9 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         return payload
 
     pgns = dict.fromkeys(pgn_of(rest.message.frame_id) for rest in node.messages)
-    part = build_member(node.name, node.attributes.get("function", _NO_FUNCTION), node.address, port, profile,
-                        [node.name], settings, period_s, new_frame, {pgn: answer(pgn) for pgn in pgns},
-                        node.attributes)
+    function = node.attributes.get("function", _NO_FUNCTION)
+    requestable = {pgn: answer(pgn) for pgn in pgns}
+    part = build_member(node.name, function, node.address, env, [node.name], requestable, node.attributes)
     for rest in node.messages:
         message = rest.message
         pgn = pgn_of(message.frame_id)
@@ -111,15 +109,15 @@ def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profi
         else:
             extended = message.is_extended_frame
             frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
-            output = Transmitter(port, frame_id, extended, new_frame)
-        every = cycle_ticks(rest.cycle_ms, period_s)
+            output = Transmitter(env.port, frame_id, extended, env.new_frame)
+        every = cycle_ticks(rest.cycle_ms, env.period_s)
         pages = rest.pages or ((None, rest.base),)
         for index, (page, base) in enumerate(pages):
             fields = _page_fields(index) if rest.pages else RESTBUS_FIELDS
             codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8, paged=page is not None), spn)
                       for spn, signal in keyed_signals(message, fields) if on_page(signal, page)]
             m = EngineMessage(message, codecs, every * len(pages), output, fields, gate=part,
-                              base=_with_texts(message, base, texts), period_s=period_s,
+                              base=_with_texts(message, base, texts), period_s=env.period_s,
                               phase=index * every)  # the pages in turn, one a cycle
             made.setdefault(pgn, m)
             if rest.cycle_ms is not None:
