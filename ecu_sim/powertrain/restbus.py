@@ -7,7 +7,7 @@ messages that are :class:`~ecu_sim.powertrain.engine_frames.EngineMessage`\\ s o
 schedule, sent only while its claim stands. A signal whose SPN is one the truck has carries the
 truck's reading (:data:`RESTBUS_FIELDS`); one whose SPN is a text the settings give (the VIN)
 carries that text, written once into the message's payload; the others carry the DBC's start
-value or "not available" (:mod:`ecu_sim.codec.restbus`). A multiplexed message is one
+value or "not available" (:mod:`ecu_sim.codec.restbus_dbc`). A multiplexed message is one
 ``EngineMessage`` per page on one output, each every pages-times-the-cycle ticks, a cycle apart:
 on the bus the message goes at its cycle, with the next page each time. A node at an address the
 process already hosts is the hosted one, and is left out.
@@ -24,7 +24,7 @@ from cantools.database.can import Message
 
 from ecu_sim.bus.transmit import Output, Transmitter
 from ecu_sim.codec.profile import builtin_restbus
-from ecu_sim.codec.restbus import TELLTALE_KEY, RestbusNode, keyed_signals, load_restbus, on_page
+from ecu_sim.codec.restbus_dbc import TELLTALE_KEY, RestbusNode, keyed_signals, load_restbus, on_page
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.j1939.frames import SINGLE_FRAME
@@ -43,7 +43,7 @@ _SPEED: Final = Readings._fields.index("front_axle_kph")
 #: (:attr:`~ecu_sim.powertrain.fms.FmsState.carried`), for any
 #: restbus signal: the powertrain's own, the truck's speed as the wheel-based (84) and the
 #: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total; and
-#: FMS1's tell-tales by their keys (:data:`~ecu_sim.codec.restbus.TELLTALE_KEY` plus the ID)
+#: FMS1's tell-tales by their keys (:data:`~ecu_sim.codec.restbus_dbc.TELLTALE_KEY` plus the ID)
 RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED,
                          **{spn: len(Readings._fields) + FmsValues._fields.index(name)
                             for spn, name in FMS_SPNS.items()},
