@@ -124,7 +124,7 @@ class Kind(Generic[C, R]):
                 named = {key: given.get(key, "") for key in known}
                 says = p.missing.format_map({**named, "kind": self.name, "meaning": p.reader.meaning})
                 raise ParamError(says)
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for key, text in given.items():
             if key not in known:
                 raise ParamError(f"{self.name} takes no {key!r}; it takes {', '.join(known)}")

@@ -92,11 +92,16 @@ _NEEDS_VALUE = "{kind} needs a value, {meaning} ({kind}:{target}=...)"
 
 
 @dataclass(frozen=True)
-class Stop:
-    #: a window undoes it at its end
-    UNDONE: ClassVar[bool] = True
+class MessageControl:
+    """A control of a whole message, named after the ':'."""
+
     target: str | None = param(_MESSAGE, missing=_NAMES_MESSAGE)
 
+
+@dataclass(frozen=True)
+class Stop(MessageControl):
+    #: a window undoes it at its end
+    UNDONE: ClassVar[bool] = True
 
 
 @CONTROLS.register("stop", Stop, "stop sending a message; with @FROM-TO it restarts at TO")
@@ -104,14 +109,8 @@ def _stop(p: Stop, _: None) -> Acts:
     return Acts({"message": p.target, "send": False}, {"message": p.target, "send": True})
 
 
-@dataclass(frozen=True)
-class Send:
-    target: str | None = param(_MESSAGE, missing=_NAMES_MESSAGE)
-
-
-
-@CONTROLS.register("send", Send, "restart a stopped message on its grid")
-def _send(p: Send, _: None) -> Acts:
+@CONTROLS.register("send", MessageControl, "restart a stopped message on its grid")
+def _send(p: MessageControl, _: None) -> Acts:
     return Acts({"message": p.target, "send": True})
 
 
@@ -119,7 +118,6 @@ def _send(p: Send, _: None) -> Acts:
 class Cycle:
     target: str | None = param(_MESSAGE, missing=_NAMES_MESSAGE)
     value: float | None = param(_CYCLE, missing=_NEEDS_VALUE)
-
 
 
 @CONTROLS.register("cycle", Cycle, "send it every MS milliseconds from then on")
@@ -135,20 +133,20 @@ class Signal:
     value: float | None = param(_SIGNAL_VALUE, missing=_NEEDS_VALUE)
 
 
-
 @CONTROLS.register("signal", Signal, "fix a signal's value; with @FROM-TO it is freed at TO")
 def _signal(p: Signal, _: None) -> Acts:
     return Acts({"signal": p.target, "value": p.value}, {"signal": p.target, "value": None})
 
 
 @dataclass(frozen=True)
-class Free:
+class SignalControl:
+    """A control of one signal, named MESSAGE.SIGNAL after the ':'."""
+
     target: str | None = param(_SIGNAL, missing=_NAMES_SIGNAL)
 
 
-
-@CONTROLS.register("free", Free, "give a fixed signal back to the truck (or its start value)")
-def _free(p: Free, _: None) -> Acts:
+@CONTROLS.register("free", SignalControl, "give a fixed signal back to the truck (or its start value)")
+def _free(p: SignalControl, _: None) -> Acts:
     return Acts({"signal": p.target, "value": None})
 
 
@@ -159,7 +157,6 @@ class RaiseDtc:
     #: None: the ECU's own DM1 (the engine's, 0x00)
     target: str | None = param(_NODE)
     value: str | None = param(_DTC_VALUE, missing=_NEEDS_VALUE)
-
 
 
 @CONTROLS.register("dtc", RaiseDtc, "raise a DTC in that node's DM1 (or the ECU's own), lamp on; cleared "
