@@ -16,7 +16,6 @@ from typing import Any
 import can
 from cantools.database.can import Database
 
-from ecu_sim.attack import kinds
 from ecu_sim.attack.spec import Attack
 from ecu_sim.bus.listener import Direction
 from ecu_sim.runtime.ticks import ticks_in
@@ -48,7 +47,7 @@ class AttackPlan:
             for number, attack in enumerate(attacks, start=1))
         #: the frames the attacker's port received since the last tick, for the attacks that answer them
         self.heard: list[can.Message] = []
-        self._frames = [kinds.build(w.attack, database, period_s, random.Random(seed * 1_000_003 + w.label))
+        self._frames = [w.attack.frames(database, period_s, random.Random(seed * 1_000_003 + w.label))
                         for w in self.windows]
 
     @property
@@ -79,6 +78,13 @@ class AttackPlan:
         """The attacks as a dataset's manifest lists them: label, kind, text, window in s and ticks."""
         return [{"label": w.label, "kind": w.attack.kind, "attack": w.attack.text,
                  "start_s": w.attack.start_s, "end_s": w.attack.end_s, "start_tick": w.start,
-                 "end_tick": w.end, "params": {k: list(v) if isinstance(v, tuple) else v
-                                               for k, v in w.attack.params}}
+                 "end_tick": w.end, "params": {k: _listed(v) for k, v in w.attack.values()}}
                 for w in self.windows]
+
+
+def _listed(value: Any) -> Any:
+    """A parameter as the manifest has always written it: lists for several addresses, every
+    number (addresses and PGNs too) a float."""
+    if isinstance(value, tuple):
+        return list(value)
+    return float(value) if isinstance(value, int) else value

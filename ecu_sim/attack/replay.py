@@ -10,31 +10,41 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import can
 
-from ecu_sim.attack.spec import Attack
+from ecu_sim.attack.family import ATTACKS, NOT_NEGATIVE, PATH, Context
 from ecu_sim.attack.tick import Frames
-from ecu_sim.errors import ConfigError
+from ecu_sim.registry.family import ParamError, param
 from ecu_sim.runtime.ticks import ticks_in
 
 
-def replay(attack: Attack, period_s: float) -> Frames:
-    path = attack.get("file")
-    if not isinstance(path, str):
-        raise ConfigError(f"--attack {attack.text!r}: replay needs file=LOG (candump -L, ASC, BLF)")
-    start = attack.number("from")
-    end = None if attack.get("to") is None else attack.number("to")
-    recorded = _read(path, attack)
+@dataclass(frozen=True)
+class Replay:
+    file: str | None = param(PATH)
+    start: float = param(NOT_NEGATIVE, "0", key="from")
+    end: float | None = param(NOT_NEGATIVE, key="to")
+
+    def __post_init__(self) -> None:
+        if self.file is None:
+            raise ParamError("replay needs file=LOG (candump -L, ASC, BLF)")
+
+
+@ATTACKS.register("replay", Replay, "the frames of a log (candump -L, ASC, BLF) from FROM to TO s after its "
+                  "first frame, at their recorded spacing")
+def replay(p: Replay, at: Context) -> Frames:
+    path, start, end = str(p.file), p.start, p.end
+    recorded = _read(path, at)
     first = recorded[0].timestamp
     chosen = [msg for msg in recorded if start <= round(msg.timestamp - first, 6)
               and (end is None or round(msg.timestamp - first, 6) < end)]
     if not chosen:
-        raise ConfigError(f"--attack {attack.text!r}: {path} has no frame from {start:g} s to "
-                          f"{'its end' if end is None else f'{end:g} s'} after its first")
+        raise at.refuse(f"{path} has no frame from {start:g} s to "
+                        f"{'its end' if end is None else f'{end:g} s'} after its first")
     # the tick each frame falls in, counted from the recorded window's start; the offsets to the
     # microsecond logs keep, since an epoch time's last bits would put a frame a tick early
-    ticks = [ticks_in(round(msg.timestamp - first - start, 6), period_s) for msg in chosen]
+    ticks = [ticks_in(round(msg.timestamp - first - start, 6), at.period_s) for msg in chosen]
 
     def frames(n: int, heard: Sequence[can.Message]) -> list[can.Message]:
         low, high = bisect.bisect_left(ticks, n), bisect.bisect_right(ticks, n)
@@ -45,13 +55,13 @@ def replay(attack: Attack, period_s: float) -> Frames:
     return frames
 
 
-def _read(path: str, attack: Attack) -> list[can.Message]:
+def _read(path: str, at: Context) -> list[can.Message]:
     """The log's data and remote frames in time order; ConfigError for a log that cannot be read."""
     try:
         with can.LogReader(path) as reader:
             frames = [msg for msg in reader if not msg.is_error_frame]
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"--attack {attack.text!r}: cannot read {path}: {exc}") from None
+        raise at.refuse(f"cannot read {path}: {exc}") from None
     if not frames:
-        raise ConfigError(f"--attack {attack.text!r}: {path} holds no frame")
+        raise at.refuse(f"{path} holds no frame")
     return sorted(frames, key=lambda msg: msg.timestamp)

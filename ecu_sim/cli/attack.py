@@ -16,7 +16,7 @@ import logging
 
 from ecu_sim.attack import realtime, safety
 from ecu_sim.attack.capture import LabelledCapture
-from ecu_sim.attack.spec import KINDS, check_windows, parse_attack
+from ecu_sim.attack.spec import ATTACKS, check_windows, parse_attack
 from ecu_sim.bus import options as bus_options
 from ecu_sim.errors import ConfigError
 from ecu_sim.runtime.ticks import ticks_in
@@ -46,9 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.list:
-        for kind, (params, what) in KINDS.items():
-            keys = ",".join(f"{k}={d}" if d is not None else k for k, (_, d) in params.items())
-            print(f"{kind:9} {what}\n          {keys}")
+        for kind in ATTACKS:
+            keys = ",".join(p.key if p.default is None else f"{p.key}={p.default}" for p in kind.parameters())
+            print(f"{kind.name:9} {kind.help}\n          {keys}")
         return 0
     if not args.attack:
         raise ConfigError("ecu-sim attack needs at least one --attack SPEC (see --list)")

@@ -20,16 +20,10 @@ from collections.abc import Sequence
 from ecu_sim.bus.transmit import Output
 from ecu_sim.codec.role import Invalid, RoleCodec
 from ecu_sim.errors import ConfigError
-from ecu_sim.faults.spec import Fault, FaultSchedule
+from ecu_sim.faults.spec import WITHHOLDING_STAGE, Fault, FaultSchedule, stage
 from ecu_sim.runtime.ticks import is_whole, ticks_in
 
 log = logging.getLogger(__name__)
-
-#: the order faults act in on one frame: value faults, then the delay, then withholding
-_ORDER = {"freeze": 0, "scale": 1, "offset": 2, "error": 3, "not_available": 3, "delay": 4,
-          "drop": 5, "silent": 5}
-_WITHHOLDING = frozenset({"drop", "silent"})
-
 
 def not_available_payload(codec: RoleCodec) -> bytes:
     payload = codec.encode(math.nan)
@@ -59,10 +53,11 @@ def error_indicator_payload(codec: RoleCodec) -> bytes:
 class _Window:
     """A fault with its window in ticks and what it did so far."""
 
-    __slots__ = ("active", "end", "fault", "frozen", "hits", "start", "ticks", "value")
+    __slots__ = ("active", "end", "fault", "frozen", "hits", "stage", "start", "ticks", "value")
 
     def __init__(self, fault: Fault, period_s: float) -> None:
         self.fault = fault
+        self.stage = stage(fault.kind)
         # A time falls in the tick whose period holds it: one rule for every seconds-to-ticks.
         self.start = ticks_in(fault.start_s, period_s)
         self.end = math.inf if fault.end_s is None else ticks_in(fault.end_s, period_s)
@@ -93,7 +88,7 @@ class FaultInjector:
         self._name = name or f"{codec.message_name}.{codec.signal_name}"
         self.schedule = schedule
         self._windows = sorted((_Window(fault, period_s) for fault in schedule.faults),
-                               key=lambda w: _ORDER[w.fault.kind])
+                               key=lambda w: w.stage)
         kinds = {w.fault.kind for w in self._windows}
         self._not_available = not_available_payload(codec) if "not_available" in kinds else b""
         self._error = error_indicator_payload(codec) if "error" in kinds else b""
@@ -119,7 +114,7 @@ class FaultInjector:
             self._history.append((tick, data))  # what the delay sends later, after value faults
         for window in active:  # sorted: value faults first, then the delay, then withholding
             kind = window.fault.kind
-            if kind in _WITHHOLDING:
+            if window.stage == WITHHOLDING_STAGE:
                 if payload is None or (kind == "drop" and self._rng.random() >= window.value):
                     continue
                 payload = None
@@ -155,7 +150,7 @@ class FaultInjector:
         if fault.kind == "delay":
             longest = max(window.ticks, 0 if self._history is None else (self._history.maxlen or 1) - 1)
             self._history = deque(self._history or (), maxlen=longest + 1)
-        self._windows = sorted([*self._windows, window], key=lambda w: _ORDER[w.fault.kind])
+        self._windows = sorted([*self._windows, window], key=lambda w: w.stage)
         return True
 
     def acting(self) -> list[str]:

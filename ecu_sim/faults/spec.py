@@ -20,6 +20,9 @@ configuration (``[faults] inject``, one per line or separated by ``,``, so no sp
                                the node's frames are not changed
 =============================  ==============================================================
 
+Each kind is one entry of :data:`FAULTS`: the record of its value (how it is read, whether it is
+required), its help line, the stage it acts in on a frame (:attr:`FaultValue.STAGE`, the order
+the injector applies faults in) and its builder, which makes the :class:`Fault` of a window.
 This module knows nothing of settings, codecs or buses, so the configuration can check a spec
 when it is loaded and a replay can rebuild a schedule from a recording without either.
 """
@@ -28,25 +31,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from ecu_sim.errors import ConfigError
+from ecu_sim.registry.family import Family, ParamError, Reader, UnknownKind, param
 from ecu_sim.runtime.ticks import WindowError, parse_window
 
-#: kind -> (takes a value, value required, description of the value)
-KINDS: dict[str, tuple[bool, bool, str]] = {
-    "drop": (True, False, "a probability in (0, 1]"),
-    "delay": (True, True, "a delay in seconds, a whole number of periods"),
-    "freeze": (False, False, ""),
-    "error": (False, False, ""),
-    "not_available": (False, False, ""),
-    "offset": (True, True, "a finite number in the signal's unit"),
-    "scale": (True, True, "a finite factor"),
-    "silent": (False, False, ""),
-    "dtc": (True, True, "SPN:FMI, an SPN 0..524287 and an FMI 0..31, e.g. 91:9"),
-}
 #: faults that set a diagnostic trouble code instead of changing frames
 DTC_KIND = "dtc"
 _DTC = re.compile(r"^(?P<spn>\d+):(?P<fmi>\d+)$")
@@ -76,6 +69,126 @@ class Fault:
         return text
 
 
+@dataclass(frozen=True)
+class When:
+    """What a fault's builder is given beside its value: its kind's name and its window."""
+
+    kind: str
+    start_s: float
+    end_s: float | None
+
+
+#: the stages a fault acts in on one frame, in order: the value, the delay, withholding it
+VALUE_STAGES, DELAY_STAGE, WITHHOLDING_STAGE, NO_FRAME_STAGE = range(4), 4, 5, 6
+
+#: every fault kind, in the order the messages name them
+FAULTS: Family[When, Fault] = Family("fault")
+
+
+@dataclass(frozen=True)
+class FaultValue:
+    """A fault without a value; ``STAGE`` is when it acts on a frame among the others."""
+
+    STAGE: ClassVar[int]
+
+
+def _fault(record: FaultValue, when: When) -> Fault:
+    value = getattr(record, "value", None)
+    return Fault(when.kind, value if isinstance(value, float) else None, when.start_s, when.end_s,
+                 value if isinstance(value, tuple) else None)
+
+
+def _within(low: float, high: float, low_open: bool) -> Callable[[str], float]:
+    def read(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value) or not (low < value if low_open else low <= value) or value > high:
+            raise ValueError(text)
+        return value
+    return read
+
+
+def _dtc(text: str) -> tuple[int, int]:
+    found = _DTC.match(text.strip())
+    if found is None or int(found["spn"]) >= 1 << 19 or int(found["fmi"]) >= 32:
+        raise ValueError(text)
+    return int(found["spn"]), int(found["fmi"])
+
+
+_MUST = "the value of {kind} must be {meaning}"
+_NEEDS = "{kind} needs a value, {meaning} ({kind}=...)"
+_PROBABILITY = Reader(_within(0.0, 1.0, True), "a probability in (0, 1]", refusal=_MUST)
+_DELAY = Reader(_within(0.0, math.inf, True), "a delay in seconds, a whole number of periods", refusal=_MUST)
+_NUMBER = Reader(_within(-math.inf, math.inf, False), "a finite number in the signal's unit", refusal=_MUST)
+_FACTOR = Reader(_within(-math.inf, math.inf, False), "a finite factor", refusal=_MUST)
+_DTC_CODE = Reader(_dtc, "SPN:FMI, an SPN 0..524287 and an FMI 0..31, e.g. 91:9", refusal=_MUST)
+
+
+@dataclass(frozen=True)
+class Drop(FaultValue):
+    STAGE = WITHHOLDING_STAGE
+    #: None: every frame
+    value: float | None = param(_PROBABILITY)
+
+
+@dataclass(frozen=True)
+class Delay(FaultValue):
+    STAGE = DELAY_STAGE
+    value: float | None = param(_DELAY, missing=_NEEDS)
+
+
+@dataclass(frozen=True)
+class Freeze(FaultValue):
+    STAGE = 0
+
+
+@dataclass(frozen=True)
+class Scale(FaultValue):
+    STAGE = 1
+    value: float | None = param(_FACTOR, missing=_NEEDS)
+
+
+@dataclass(frozen=True)
+class Offset(FaultValue):
+    STAGE = 2
+    value: float | None = param(_NUMBER, missing=_NEEDS)
+
+
+@dataclass(frozen=True)
+class Replaced(FaultValue):
+    STAGE = 3
+
+
+@dataclass(frozen=True)
+class Silent(FaultValue):
+    STAGE = WITHHOLDING_STAGE
+
+
+@dataclass(frozen=True)
+class DtcCode(FaultValue):
+    STAGE = NO_FRAME_STAGE
+    value: tuple[int, int] | None = param(_DTC_CODE, missing=_NEEDS)
+
+
+for _name, _record, _help in (
+        ("drop", Drop, "drop each frame with probability P (default 1: every frame)"),
+        ("delay", Delay, "each frame carries the value of S seconds earlier (a transport delay in whole "
+                         "periods; the frame rate is unchanged)"),
+        ("freeze", Freeze, "keep sending the value of the window's first tick"),
+        ("error", Replaced, "send the J1939 error indicator instead of the value"),
+        ("not_available", Replaced, "send the J1939 not-available value"),
+        ("offset", Offset, "add X to the value, in the signal's unit (km/h or %)"),
+        ("scale", Scale, "multiply the value by F"),
+        ("silent", Silent, "send nothing at all"),
+        ("dtc", DtcCode, "set this diagnostic trouble code (DM1) while the window lasts; the node's frames "
+                         "are not changed")):
+    FAULTS.register(_name, _record, _help)(_fault)
+
+
+def stage(kind: str) -> int:
+    """When a fault of ``kind`` acts on a frame among the others (lower first)."""
+    return int(FAULTS[kind].params.STAGE)
+
+
 def parse_fault(text: str, where: str = "--fault") -> Fault:
     """One fault from its text form; ConfigError names ``where`` and says what is expected."""
     if ";" in text:
@@ -85,40 +198,24 @@ def parse_fault(text: str, where: str = "--fault") -> Fault:
     if match is None:
         raise ConfigError(f"{where} {text!r}: expected KIND[=VALUE][@FROM[-TO|+DURATION]], "
                           "e.g. drop=0.1, silent@60+5, offset=-3@10-20")
-    kind = ALIASES.get(match["kind"], match["kind"])
-    if kind not in KINDS:
+    try:
+        kind = FAULTS[ALIASES.get(match["kind"], match["kind"])]
+    except UnknownKind:
         raise ConfigError(f"{where} {text!r}: unknown fault {match['kind']!r}; known: "
-                          f"{', '.join(KINDS)} (na for not_available)")
-    takes_value, needs_value, meaning = KINDS[kind]
-    value: float | None = None
-    dtc = None
-    if kind == DTC_KIND and match["value"] is not None:
-        dtc = _parse_dtc(match["value"].strip(), f"{where} {text!r}: the value of {kind} must be {meaning}")
-    elif match["value"] is not None:
-        if not takes_value:
-            raise ConfigError(f"{where} {text!r}: {kind} takes no value")
-        try:
-            value = float(match["value"])
-        except ValueError:
-            raise ConfigError(f"{where} {text!r}: the value of {kind} must be {meaning}") from None
-        if not math.isfinite(value) or (kind == "drop" and not 0.0 < value <= 1.0) or (
-                kind == "delay" and value <= 0.0):
-            raise ConfigError(f"{where} {text!r}: the value of {kind} must be {meaning}")
-    elif needs_value:
-        raise ConfigError(f"{where} {text!r}: {kind} needs a value, {meaning} ({kind}=...)")
+                          f"{', '.join(FAULTS.names())} (na for not_available)") from None
+    given = {} if match["value"] is None else {"value": match["value"].strip()}
+    try:
+        if given and not kind.parameters():
+            raise ParamError(f"{kind.name} takes no value")
+        record = kind.read(given)
+    except ParamError as exc:
+        raise ConfigError(f"{where} {text!r}: {exc}") from None
     try:
         start, end = parse_window(match["window"])
     except WindowError as exc:
         example = ", e.g. @60-70 or @60+10" if exc.malformed else ""
         raise ConfigError(f"{where} {text!r}: {exc}{example}") from None
-    return Fault(kind, value, start, end, dtc)
-
-
-def _parse_dtc(text: str, problem: str) -> tuple[int, int]:
-    found = _DTC.match(text)
-    if found is None or int(found["spn"]) >= 1 << 19 or int(found["fmi"]) >= 32:
-        raise ConfigError(problem)
-    return int(found["spn"]), int(found["fmi"])
+    return kind.build(record, When(kind.name, start, end))
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,8 @@ class SpoolCut:
             printed, problem = process.communicate()
         finally:
             self.making.discard(process)
+        if process.returncode == os.EX_SOFTWARE:
+            raise RuntimeError(f"making the recording up to the stop hit a bug in ecu-sim: {problem.strip()}")
         if process.returncode != 0:
             raise OutputError(f"making the recording up to the stop failed: "
                               f"{problem.strip() or f'stopped with status {process.returncode}'}")
@@ -120,7 +122,7 @@ class Spool:
                                     f"{exc.strerror or exc}") from None
         try:
             self._dump({"path": path, "head": head, "period_s": period_s, "channel": channel})
-        except OutputError:
+        except (OutputError, TypeError):
             self._file.close()
             raise
 
@@ -162,13 +164,20 @@ class Spool:
         self._notes.clear()
 
     def _dump(self, value: Any) -> None:
+        """One record to the file; OutputError when the file cannot take it, TypeError (a bug: a
+        note holds what no recording can) when neither marshal nor pickle can write it."""
         try:
+            record = marshal.dumps(value, MARSHAL_VERSION)
+        except ValueError:
             try:
-                marshal.dump(value, self._file, MARSHAL_VERSION)
-            except ValueError:  # nothing is written then: marshal builds the record first
-                marshal.dump((PICKLED, pickle.dumps(value)), self._file, MARSHAL_VERSION)
+                record = marshal.dumps((PICKLED, pickle.dumps(value)), MARSHAL_VERSION)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                raise TypeError(f"a note of the page's recording holds a value no recording can: "
+                                f"{exc}") from exc
+        try:
+            self._file.write(record)
             self._file.flush()
-        except (OSError, pickle.PicklingError, TypeError, AttributeError) as exc:
+        except OSError as exc:
             raise OutputError(f"writing the page's recording {self._file_path} failed: {exc}") from None
 
 
@@ -221,9 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         os.nice(10)  # the node this serves runs on: it comes first
     try:
         sizes = render(args.spool, args.size, args.log)
-    except (OSError, EOFError, ValueError, TypeError, KeyError, StopIteration, pickle.UnpicklingError) as exc:
+    except (OSError, EOFError, ValueError, StopIteration, pickle.UnpicklingError) as exc:
         print(f"the spool {args.spool} cannot be read up to byte {args.size}: {exc!r}", file=sys.stderr)
         return 1
+    except (TypeError, KeyError) as exc:  # records read whole but not the ones the spool writes
+        print(f"a record of the spool {args.spool} is not one ecu-sim writes ({exc!r}): a bug in ecu-sim, "
+              "not a damaged file", file=sys.stderr)
+        return os.EX_SOFTWARE
     print(json.dumps(sizes))
     return 0
 

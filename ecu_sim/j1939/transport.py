@@ -55,6 +55,11 @@ SESSION_LIFETIME_S: Final = 5.0
 _PRIORITY: Final = 7
 
 
+def packet_count(size: int) -> int:
+    """How many TP.DT packets a message of ``size`` bytes takes."""
+    return -(-size // 7)
+
+
 def packets(data: bytes) -> list[bytes]:
     """The seven-byte chunks of ``data``, the last padded with 0xFF."""
     return [data[i:i + 7].ljust(7, b"\xff") for i in range(0, len(data), 7)]

@@ -34,7 +34,6 @@ from ecu_sim.bus.port import Port
 from ecu_sim.bus.state import ControllerState
 from ecu_sim.bus.transmit import FrameFactory
 from ecu_sim.codec.nm import node_attributes
-from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import DTC_KIND, Fault
@@ -45,6 +44,7 @@ from ecu_sim.j1939.ids import NULL_ADDRESS, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.network import J1939Network, NetworkConfig
 from ecu_sim.member.diagnostics import NodeSide, build_endpoint, identification_dids
+from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from ecu_sim.settings.model import J1939Settings
@@ -219,9 +219,8 @@ class NetworkPart:
         return self.network.status_text()
 
 
-def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, input_spn: int,
-                  settings: J1939Settings, faults: tuple[Fault, ...], period_s: float,
-                  new_frame: FrameFactory,
+def build_network(kind: str, env: NodeEnvironment, sends: RoleCodec, input_spn: int,
+                  faults: tuple[Fault, ...],
                   periodic: Mapping[int, Callable[[], bytes | None]] | None = None,
                   diagnostics: DiagnosticsSettings | None = None,
                   vin: str | None = None) -> NetworkPart | None:
@@ -231,22 +230,21 @@ def build_network(kind: str, port: Port, profile: Profile, sends: RoleCodec, inp
     if not sends.is_extended_id:
         log.info("%s: its frame has an 11-bit identifier: no J1939 network part", kind)
         return None
-    values = {**node_attributes(profile.database, list(sends.message.senders or [])),
+    settings = env.settings
+    values = {**node_attributes(env.profile.database, list(sends.message.senders or [])),
               **{f.name: getattr(settings, f.name) for f in fields(settings)
                  if getattr(settings, f.name) is not None}}
     address = int(values.get("address", source_address_of(sends.frame_id)))
     part: NetworkPart
     requestable = {**(periodic or {}), pgn_of(sends.frame_id): lambda: part.latest}
-    windows = [(Dtc(*f.dtc), ticks_in(f.start_s, period_s),
-                None if f.end_s is None else ticks_in(f.end_s, period_s))
+    windows = [(Dtc(*f.dtc), ticks_in(f.start_s, env.period_s),
+                None if f.end_s is None else ticks_in(f.end_s, env.period_s))
                for f in faults if f.kind == DTC_KIND and f.dtc is not None]
-    part = _part(kind, address, values, profile, settings, port, new_frame, input_spn, windows, period_s,
-                 requestable, diagnostics, vin)
+    part = _part(kind, address, values, env, input_spn, windows, requestable, diagnostics, vin)
     return part
 
 
-def build_member(kind: str, function: int, address: int, port: Port, profile: Profile, nodes: list[str],
-                 settings: J1939Settings, period_s: float, new_frame: FrameFactory,
+def build_member(kind: str, function: int, address: int, env: NodeEnvironment, nodes: list[str],
                  periodic: Mapping[int, Callable[[], bytes | None]],
                  attributes: Mapping[str, int] | None = None,
                  diagnostics: DiagnosticsSettings | None = None, vin: str | None = None) -> NetworkPart:
@@ -255,28 +253,27 @@ def build_member(kind: str, function: int, address: int, port: Port, profile: Pr
     the node is another DBC's, a restbus node), ``function`` by default; ``[j1939]`` gives it
     only whether to claim and its identification strings. ``diagnostics``: as for
     :func:`build_network` (a restbus node has none)."""
-    given = node_attributes(profile.database, nodes) if attributes is None else attributes
+    given = node_attributes(env.profile.database, nodes) if attributes is None else attributes
     values: dict[str, Any] = {**given}
-    if settings.address_claim is not None:
-        values["address_claim"] = settings.address_claim
+    if env.settings.address_claim is not None:
+        values["address_claim"] = env.settings.address_claim
     values.setdefault("function", function)
     values["address"] = address
-    return _part(kind, address, values, profile, settings, port, new_frame, 0, [], period_s, dict(periodic),
-                 diagnostics, vin)
+    return _part(kind, address, values, env, 0, [], dict(periodic), diagnostics, vin)
 
 
-def _part(kind: str, address: int, values: Mapping[str, Any], profile: Profile, settings: J1939Settings,
-          port: Port, new_frame: FrameFactory, input_spn: int, windows: list[tuple[Dtc, int, int | None]],
-          period_s: float, requestable: Mapping[int, Callable[[], bytes | None]],
+def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironment, input_spn: int,
+          windows: list[tuple[Dtc, int, int | None]],
+          requestable: Mapping[int, Callable[[], bytes | None]],
           diagnostics: DiagnosticsSettings | None, vin: str | None) -> NetworkPart:
     defaults = _name_defaults(kind, address)
     fields_of_name = {key: int(values.get(key, default)) for key, default in defaults.items()}
     capable = bool(fields_of_name.pop("arbitrary_address_capable"))
     name = Name(**fields_of_name, arbitrary_address_capable=capable)
-    claim = values.get("address_claim", profile.name not in _QUIET_PROFILES)
-    identification = _identification(kind, settings)
+    claim = values.get("address_claim", env.profile.name not in _QUIET_PROFILES)
+    identification = _identification(kind, env.settings)
     config = NetworkConfig(name, address, bool(claim), identification)
-    network = J1939Network(config, period_s, requestable)
+    network = J1939Network(config, env.period_s, requestable)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
     served = None
@@ -285,10 +282,10 @@ def _part(kind: str, address: int, values: Mapping[str, Any], profile: Profile, 
         side = NodeSide(kind, network.dtcs, identification_dids(identification, name.identity_number, vin),
                         lambda: part.speed_kph)
         try:
-            served = (build_endpoint(kind, address, diagnostics, period_s, side), side)
+            served = (build_endpoint(kind, address, diagnostics, env.period_s, side), side)
         except ValueError as exc:
             raise ConfigError(f"[diagnostics] {exc}") from None
-    part = NetworkPart(network, port, new_frame, input_spn, windows, served)
+    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served)
     return part
 
 

@@ -28,6 +28,7 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
 from ecu_sim.j1939.ids import source_address_of
+from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_network
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.commands import Commands, command_codecs
@@ -230,8 +231,8 @@ def _network(kind: NodeKind, port: Port, profile: Profile, settings: Settings, f
     """The node's J1939 part; the driver has none (it is a person's pedals, not an ECU)."""
     if kind is NodeKind.DRIVER:
         return None
-    return build_network(kind.name, port, profile, kind.sends(profile), kind.input_spn, settings.j1939,
-                         faults, settings.run.resolved_period_s, new_frame, periodic,
+    env = NodeEnvironment(port, profile, settings.j1939, settings.run.resolved_period_s, new_frame)
+    return build_network(kind.name, env, kind.sends(profile), kind.input_spn, faults, periodic,
                          settings.diagnostics, settings.fms.vin)
 
 

@@ -18,6 +18,7 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import messages_with, spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
+from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
 from ecu_sim.powertrain.commanded import Commanded, Hold
@@ -68,33 +69,38 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     period = settings.run.resolved_period_s
     is_j1939 = profile.speed.is_j1939
     hosted = members(profile.database)
-    messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
-    long_ones: list[tuple[EngineMessage, str]] = []
-    for member, message, frame_id in hosted_messages(profile, settings):
-        codecs = [(_codec(message, s, is_j1939), spn) for spn, s in spn_signals(message, SPN_FIELDS)]
-        output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
-        built = EngineMessage(message, codecs, every_ticks(message, period), output, SPN_FIELDS,
-                              period_s=period)
-        messages[member.role].append(built)
-        if message.length > SINGLE_FRAME:
-            long_ones.append((built, member.role))
-
+    found = [(member.role, message, frame_id,
+              [(_codec(message, s, is_j1939), spn) for spn, s in spn_signals(message, SPN_FIELDS)])
+             for member, message, frame_id in hosted_messages(profile, settings)]
     latest = Latest()
+    # each message is built once its node's part is (it waits for the part's claim, a long one sends
+    # through its transport); a request the part answers reads the message once that is built
+    made: dict[tuple[str, int], EngineMessage] = {}
+
+    def answer(role: str, pgn: int) -> Callable[[], bytes | None]:
+        def payload() -> bytes | None:
+            return None if latest.readings is None else made[role, pgn].payload(latest.readings)
+        return payload
 
     def requestable(role: str) -> dict[int, Callable[[], bytes | None]]:
-        return {pgn_of(m.message.frame_id): latest.payload_of(m) for m in messages[role]}
+        return {pgn_of(message.frame_id): answer(role, pgn_of(message.frame_id))
+                for r, message, _, _ in found if r == role}
 
+    env = NodeEnvironment(port, profile, settings.j1939, period, new_frame)
     parts = {"engine": engine(requestable("engine"))}
     for role, member in hosted.items():
         if role != "engine":
-            parts[role] = build_member(role.upper(), member.part.function, member.address, port, profile,
-                                       [member.node], settings.j1939, period, new_frame, requestable(role),
+            parts[role] = build_member(role.upper(), member.part.function, member.address, env, [member.node],
+                                       requestable(role),
                                        diagnostics=settings.diagnostics, vin=settings.fms.vin)
-    for role, built_messages in messages.items():
-        for m in built_messages:
-            m.gate = parts[role]
-    for m, role in long_ones:
-        m.output = TransportOutput(parts[role], pgn_of(m.message.frame_id))
+    messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
+    for role, message, frame_id, codecs in found:
+        pgn = pgn_of(message.frame_id)
+        output: Output = (TransportOutput(parts[role], pgn) if message.length > SINGLE_FRAME else
+                          Transmitter(port, frame_id, message.is_extended_frame, new_frame))
+        made[role, pgn] = built = EngineMessage(message, codecs, every_ticks(message, period), output,
+                                                SPN_FIELDS, gate=parts[role], period_s=period)
+        messages[role].append(built)
     speed = profile.speed
     ccvs_codecs = [(_codec(speed.message, s, is_j1939), spn)
                    for spn, s in spn_signals(speed.message, SPN_FIELDS)]
@@ -110,9 +116,9 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     fms = FmsState(settings.fms, period, model.params.mass_kg) if files else None
     if fms is not None:
         def newest() -> Sequence[float] | None:
-            return None if latest.readings is None else latest.readings + fms.values
-        restbus = build_restbus(files, {part.network.address for part in parts.values()}, port, profile,
-                                settings.j1939, period, new_frame, newest, fms_texts(settings.fms))
+            return None if latest.readings is None else latest.readings + fms.carried
+        restbus = build_restbus(files, {part.network.address for part in parts.values()}, env, newest,
+                                fms_texts(settings.fms))
         others.update(restbus.parts)
         all_messages += restbus.messages
     return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,

@@ -128,13 +128,15 @@ class EngineMessage:
 
     def __init__(self, message: Message, codecs: Sequence[tuple[RoleCodec, int]], every_ticks: int,
                  output: Output, spn_fields: Mapping[int, int] = SPN_FIELDS,
-                 gate: Gate | None = None, base: int | None = None, period_s: float | None = None) -> None:
+                 gate: Gate | None = None, base: int | None = None, period_s: float | None = None,
+                 phase: int = 0) -> None:
         """``base``: the payload the SPN signals are written into (a restbus message's start
         values); all ones ("not available") by default. ``period_s``: the tick's length, which
-        the fuel rate's mean since the last send needs (:class:`MeanRate`)."""
+        the fuel rate's mean since the last send needs (:class:`MeanRate`). ``phase``: the tick
+        of its first send within its grid (a multiplexed message's pages in turn)."""
         self.message = message
         self.every_ticks = every_ticks
-        self.schedule = Schedule(every_ticks)
+        self.schedule = Schedule(every_ticks, phase=phase)
         self.output = output
         self.gate = gate
         self._encoders = tuple(codec.encode for codec, _ in codecs)

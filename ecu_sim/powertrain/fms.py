@@ -32,6 +32,9 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
 from typing import Final, NamedTuple
 
 from ecu_sim.errors import ConfigError
@@ -48,8 +51,18 @@ SAVE_EVERY_S: Final = 10.0
 _KPH_TO_MPS: Final = 1.0 / 3.6
 #: the vehicle identification number's SPN (VI, PGN 65260)
 VIN_SPN: Final = 237
-#: FMS1's tell-tale states (FMS-Standard v05, 3 bits each)
-OFF, RED, YELLOW, INFO, NOT_AVAILABLE = 0.0, 1.0, 2.0, 3.0, 7.0
+
+
+class LampState(IntEnum):
+    """What an FMS1 tell-tale shows (FMS-Standard v05, 3 bits each)."""
+
+    OFF = 0
+    RED = 1
+    YELLOW = 2
+    INFO = 3
+    NOT_AVAILABLE = 7
+
+
 #: the fuel level at which the fuel tell-tale lights, %, and the coolant's red one, degC: ecu-sim's
 #: own thresholds (the FMS-Standard leaves when a tell-tale lights to the maker)
 RESERVE_PCT: Final = 10.0
@@ -71,11 +84,6 @@ class FmsValues(NamedTuple):
     vehicle_motion: float
     front_axle_kg: float
     rear_axle_kg: float
-    telltale_parking_brake: float
-    telltale_fuel_level: float
-    telltale_coolant: float
-    telltale_engine: float
-    telltale_retarder: float
 
 
 #: SPN -> the field of :class:`FmsValues` it carries
@@ -86,9 +94,6 @@ FMS_SPNS: Final = {917: "total_distance_m", 5054: "total_fuel_l", 247: "engine_h
 #: (VW, multiplexed on the axle location SPN 928) front axle first, as J1939 counts axles front
 #: to back; a page past the last carries "not available"
 PAGED_SPNS: Final = {582: ("front_axle_kg", "rear_axle_kg")}
-#: FMS1 tell-tale ID (15 x block + status number) -> the field of :class:`FmsValues` it shows
-TELLTALES: Final = {7: "telltale_parking_brake", 10: "telltale_fuel_level", 11: "telltale_coolant",
-                    18: "telltale_engine", 33: "telltale_retarder"}
 
 
 class Lamps(NamedTuple):
@@ -99,17 +104,42 @@ class Lamps(NamedTuple):
     engine_lamp: bool = False
 
 
-def telltales(lamps: Lamps, fuel_level_pct: float, coolant_c: float) -> tuple[float, ...]:
-    """The tell-tales in :data:`TELLTALES`' order. Which colour each shows is the maker's choice in
-    the FMS-Standard; these are ecu-sim's: the parking brake red while set, the fuel yellow at the
-    reserve, the coolant red when too hot, the engine yellow while its DM1 lights the amber lamp,
-    the retarder "info" while it brakes (not available without one)."""
-    retarder = lamps.retarder_pct
-    return (RED if lamps.parking_brake >= 1.0 else OFF,
-            YELLOW if fuel_level_pct <= RESERVE_PCT else OFF,
-            RED if coolant_c >= COOLANT_RED_C else OFF,
-            YELLOW if lamps.engine_lamp else OFF,
-            NOT_AVAILABLE if math.isnan(retarder) else INFO if retarder < 0.0 else OFF)
+@dataclass(frozen=True)
+class Telltale:
+    """One FMS1 tell-tale ecu-sim shows: its ID (15 x block + status number) and the rule of its
+    state, from the truck's lamps, the fuel level (%) and the coolant (degC). Which colour each
+    shows is the maker's choice in the FMS-Standard; these are ecu-sim's own."""
+
+    ident: int
+    name: str
+    state: Callable[[Lamps, float, float], LampState]
+
+
+def _retarder(lamps: Lamps, fuel_level_pct: float, coolant_c: float) -> LampState:
+    if math.isnan(lamps.retarder_pct):
+        return LampState.NOT_AVAILABLE
+    return LampState.INFO if lamps.retarder_pct < 0.0 else LampState.OFF
+
+
+#: the tell-tales, in the order :func:`telltales` gives their states: the parking brake red while
+#: set, the fuel yellow at the reserve, the coolant red when too hot, the engine yellow while its
+#: DM1 lights the amber lamp, the retarder "info" while it brakes (not available without one)
+TELLTALES: Final = (
+    Telltale(7, "parking_brake",
+             lambda lamps, fuel, coolant: LampState.RED if lamps.parking_brake >= 1.0 else LampState.OFF),
+    Telltale(10, "fuel_level",
+             lambda lamps, fuel, coolant: LampState.YELLOW if fuel <= RESERVE_PCT else LampState.OFF),
+    Telltale(11, "coolant",
+             lambda lamps, fuel, coolant: LampState.RED if coolant >= COOLANT_RED_C else LampState.OFF),
+    Telltale(18, "engine",
+             lambda lamps, fuel, coolant: LampState.YELLOW if lamps.engine_lamp else LampState.OFF),
+    Telltale(33, "retarder", _retarder),
+)
+
+
+def telltales(lamps: Lamps, fuel_level_pct: float, coolant_c: float) -> tuple[LampState, ...]:
+    """The tell-tales' states in :data:`TELLTALES`' order."""
+    return tuple(t.state(lamps, fuel_level_pct, coolant_c) for t in TELLTALES)
 
 
 def fms_texts(settings: FmsSettings) -> dict[int, str]:
@@ -179,14 +209,14 @@ class FmsState:
                        float(settings.driver2_state), front_kg, combination_kg - front_kg)
         #: the totals of the last tick whose save fell due, until :meth:`save_due` writes them
         self._due: Totals | None = None
-        self._lamps = Lamps()
         self.values = self._values(0.0, 0.0)
+        #: the tell-tales' states, in :data:`TELLTALES`' order
+        self.lamps = telltales(Lamps(), self.values.fuel_level_pct, self.values.coolant_c)
 
     def step(self, tick: int, speed_kph: float, fuel_used_l: float, engine_rpm: float,
              load_pct: float, lamps: Lamps) -> None:
         """One tick: ``fuel_used_l`` is the run's fuel so far, ``load_pct`` the engine's (SPN 92),
         ``lamps`` the states the tell-tales show."""
-        self._lamps = lamps
         self._distance += speed_kph * _KPH_TO_MPS * self._dt
         running = engine_rpm > 0.0
         if running:
@@ -195,6 +225,7 @@ class FmsState:
         target = WARM_C + LOAD_RISE_C * load if running else self._settings.ambient_c
         self._coolant += (target - self._coolant) * self._lag
         self.values = self._values(fuel_used_l, speed_kph)
+        self.lamps = telltales(lamps, self.values.fuel_level_pct, self.values.coolant_c)
         if self._path is not None and tick % self._save_every == self._save_every - 1:
             self._due = self.totals(fuel_used_l)
 
@@ -213,5 +244,10 @@ class FmsState:
         ambient, combination, driver1, driver2, front, rear = self._fixed
         level = 100.0 * max(self._in_tank - fuel_used_l, 0.0) / self._tank
         return FmsValues(self._distance, self._start.fuel_l + fuel_used_l, self._hours, level, self._coolant,
-                         ambient, combination, driver1, driver2, 1.0 if speed_kph > 0.0 else 0.0, front, rear,
-                         *telltales(self._lamps, level, self._coolant))
+                         ambient, combination, driver1, driver2, 1.0 if speed_kph > 0.0 else 0.0, front, rear)
+
+    @property
+    def carried(self) -> tuple[float, ...]:
+        """What the FMS messages' signals are read from: the values, then the tell-tales' states
+        as the numbers FMS1 carries."""
+        return (*self.values, *(float(lamp) for lamp in self.lamps))

@@ -11,7 +11,7 @@ while that node's claim stands.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import can
 
@@ -168,7 +168,7 @@ class Powertrain:
     def send(self, tick: int, deadline: float, readings: Readings) -> None:
         """Every message due at ``tick``, each from its node while that node's claim stands."""
         fms = self.fms
-        self.frames.send(tick, deadline, readings if fms is None else readings + fms.values)
+        self.frames.send(tick, deadline, readings if fms is None else readings + fms.carried)
 
     def finish(self, tick: int, transmit: bool, speed_kph: float = _NA) -> None:
         """The other nodes' network layers tick (the engine's ticks with the ECU): skipped as the
@@ -214,15 +214,10 @@ def _retarder_map(commanded: Commanded) -> dict[str, float]:
 
 
 class Latest:
-    """The newest readings, and each message's payload from them when a Request asks for it."""
+    """The newest readings, which a Request for a message is answered from."""
 
     def __init__(self) -> None:
         self.readings: Readings | None = None
-
-    def payload_of(self, message: EngineMessage) -> Callable[[], bytes | None]:
-        def payload() -> bytes | None:
-            return None if self.readings is None else message.payload(self.readings)
-        return payload
 
 
 def _map_points(model: Class6Model) -> dict[str, float]:

@@ -7,7 +7,7 @@ messages that are :class:`~ecu_sim.powertrain.engine_frames.EngineMessage`\\ s o
 schedule, sent only while its claim stands. A signal whose SPN is one the truck has carries the
 truck's reading (:data:`RESTBUS_FIELDS`); one whose SPN is a text the settings give (the VIN)
 carries that text, written once into the message's payload; the others carry the DBC's start
-value or "not available" (:mod:`ecu_sim.codec.restbus`). A multiplexed message is one
+value or "not available" (:mod:`ecu_sim.codec.restbus_dbc`). A multiplexed message is one
 ``EngineMessage`` per page on one output, each every pages-times-the-cycle ticks, a cycle apart:
 on the bus the message goes at its cycle, with the next page each time. A node at an address the
 process already hosts is the hosted one, and is left out.
@@ -22,34 +22,34 @@ from typing import Final
 
 from cantools.database.can import Message
 
-from ecu_sim.bus.port import Port
-from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
-from ecu_sim.codec.profile import Profile, builtin_restbus
-from ecu_sim.codec.restbus import TELLTALE_KEY, RestbusNode, keyed_signals, load_restbus, on_page
+from ecu_sim.bus.transmit import Output, Transmitter
+from ecu_sim.codec.profile import builtin_restbus
+from ecu_sim.codec.restbus_dbc import TELLTALE_KEY, RestbusNode, keyed_signals, load_restbus, on_page
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import SignalLayout
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import from_source, pgn_of
+from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.engine_frames import EngineMessage, TransportOutput, cycle_ticks
 from ecu_sim.powertrain.fms import FMS_SPNS, PAGED_SPNS, TELLTALES, FmsValues
 from ecu_sim.powertrain.members import SPN_FIELDS, Readings
-from ecu_sim.runtime.schedule import Schedule
-from ecu_sim.settings.model import J1939Settings, Settings
+from ecu_sim.settings.model import Settings
 
 log = logging.getLogger(__name__)
 
 _SPEED: Final = Readings._fields.index("front_axle_kph")
-#: SPN -> the index it is read from in the readings followed by the :class:`FmsValues`, for any
+#: SPN -> the index it is read from in the readings followed by what the FMS state carries
+#: (:attr:`~ecu_sim.powertrain.fms.FmsState.carried`), for any
 #: restbus signal: the powertrain's own, the truck's speed as the wheel-based (84) and the
 #: tachograph's (1624) speed, and the FMS values; the total fuel (250) is the persisted total; and
-#: FMS1's tell-tales by their keys (:data:`~ecu_sim.codec.restbus.TELLTALE_KEY` plus the ID)
+#: FMS1's tell-tales by their keys (:data:`~ecu_sim.codec.restbus_dbc.TELLTALE_KEY` plus the ID)
 RESTBUS_FIELDS: Final = {**SPN_FIELDS, 84: _SPEED, 1624: _SPEED,
                          **{spn: len(Readings._fields) + FmsValues._fields.index(name)
                             for spn, name in FMS_SPNS.items()},
                          250: len(Readings._fields) + FmsValues._fields.index("total_fuel_l"),
-                         **{TELLTALE_KEY + telltale: len(Readings._fields) + FmsValues._fields.index(name)
-                            for telltale, name in TELLTALES.items()}}
+                         **{TELLTALE_KEY + telltale.ident: len(Readings._fields) + len(FmsValues._fields) + i
+                            for i, telltale in enumerate(TELLTALES)}}
 #: a node's J1939 function when the DBC gives none: "not available"
 _NO_FUNCTION: Final = 255
 
@@ -67,8 +67,7 @@ def restbus_files(settings: Settings) -> list[str]:
     return [*([builtin_restbus("fms")] if settings.fms.enabled else []), *settings.j1939.restbus]
 
 
-def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, profile: Profile,
-                  settings: J1939Settings, period_s: float, new_frame: FrameFactory,
+def build_restbus(paths: Collection[str], hosted: Collection[int], env: NodeEnvironment,
                   latest: Callable[[], Sequence[float] | None], texts: Mapping[int, str]) -> RestbusBuilt:
     """``latest``: the newest readings followed by the FMS values, which a request is answered from;
     ``texts``: the text each text SPN carries (:func:`~ecu_sim.powertrain.fms.fms_texts`)."""
@@ -81,47 +80,48 @@ def build_restbus(paths: Collection[str], hosted: Collection[int], port: Port, p
                          node.address)
                 continue
             taken.add(node.address)
-            _add_node(built, node, port, profile, settings, period_s, new_frame, latest, texts)
+            _add_node(built, node, env, latest, texts)
     return built
 
 
-def _add_node(built: RestbusBuilt, node: RestbusNode, port: Port, profile: Profile, settings: J1939Settings,
-              period_s: float, new_frame: FrameFactory, latest: Callable[[], Sequence[float] | None],
-              texts: Mapping[int, str]) -> None:
-    messages = []
+def _add_node(built: RestbusBuilt, node: RestbusNode, env: NodeEnvironment,
+              latest: Callable[[], Sequence[float] | None], texts: Mapping[int, str]) -> None:
+    """The node's part and messages, each built once with everything it needs: the part first,
+    since the messages wait for its claim and send through its transport; a request the part
+    answers reads the message its PGN names once that is built."""
+    made: dict[int, EngineMessage] = {}  # a PGN's first message (a multiplexed one's first page)
+
+    def answer(pgn: int) -> Callable[[], bytes | None]:
+        def payload() -> bytes | None:
+            readings = latest()
+            return None if readings is None else made[pgn].payload(readings)
+        return payload
+
+    pgns = dict.fromkeys(pgn_of(rest.message.frame_id) for rest in node.messages)
+    function = node.attributes.get("function", _NO_FUNCTION)
+    requestable = {pgn: answer(pgn) for pgn in pgns}
+    part = build_member(node.name, function, node.address, env, [node.name], requestable, node.attributes)
     for rest in node.messages:
         message = rest.message
-        extended = message.is_extended_frame
-        frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
-        output: Output = Transmitter(port, frame_id, message.is_extended_frame, new_frame)
-        every = cycle_ticks(rest.cycle_ms, period_s)
+        pgn = pgn_of(message.frame_id)
+        if message.length > SINGLE_FRAME:
+            output: Output = TransportOutput(part, pgn)
+        else:
+            extended = message.is_extended_frame
+            frame_id = from_source(message.frame_id, node.address) if extended else message.frame_id
+            output = Transmitter(env.port, frame_id, extended, env.new_frame)
+        every = cycle_ticks(rest.cycle_ms, env.period_s)
         pages = rest.pages or ((None, rest.base),)
         for index, (page, base) in enumerate(pages):
             fields = _page_fields(index) if rest.pages else RESTBUS_FIELDS
             codecs = [(RoleCodec(message, signal, is_j1939=signal.length >= 8, paged=page is not None), spn)
                       for spn, signal in keyed_signals(message, fields) if on_page(signal, page)]
-            m = EngineMessage(message, codecs, every * len(pages), output, fields,
-                              base=_with_texts(message, base, texts), period_s=period_s)
-            m.schedule = Schedule(m.every_ticks, phase=index * every)  # the pages in turn, one a cycle
-            messages.append((m, rest.cycle_ms is not None))
-
-    def answer(m: EngineMessage) -> Callable[[], bytes | None]:
-        def payload() -> bytes | None:
-            readings = latest()
-            return None if readings is None else m.payload(readings)
-        return payload
-
-    requestable: dict[int, Callable[[], bytes | None]] = {}
-    for m, _ in messages:  # a multiplexed message answers with its first page
-        requestable.setdefault(pgn_of(m.message.frame_id), answer(m))
-    part = build_member(node.name, node.attributes.get("function", _NO_FUNCTION), node.address, port, profile,
-                        [node.name], settings, period_s, new_frame, requestable, node.attributes)
-    for m, cyclic in messages:
-        m.gate = part
-        if m.message.length > SINGLE_FRAME:
-            m.output = TransportOutput(part, pgn_of(m.message.frame_id))
-        if cyclic:
-            built.messages.append(m)
+            m = EngineMessage(message, codecs, every * len(pages), output, fields, gate=part,
+                              base=_with_texts(message, base, texts), period_s=env.period_s,
+                              phase=index * every)  # the pages in turn, one a cycle
+            made.setdefault(pgn, m)
+            if rest.cycle_ms is not None:
+                built.messages.append(m)
     built.parts[node.name] = part
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ecu_sim.codec.profile import DEFAULT_PERIOD_S, Profile
-from ecu_sim.codec.restbus import load_restbus
+from ecu_sim.codec.restbus_dbc import load_restbus
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id

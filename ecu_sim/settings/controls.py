@@ -15,7 +15,9 @@ ticks, journaled and replayed as one from the page is; only when it acts differs
 ``dtc=SPN:FMI``                    the same in the ECU's own DM1 (the engine's, 0x00)
 =================================  ============================================================
 
-Without a time a control acts from tick 0. Only what the text can tell is checked here: whether
+Each kind is one entry of :data:`CONTROLS`: its target and value as a record, checked when the
+text is read, its help line and what it asks of the node (and, for those a window undoes, what
+ends it). Without a time a control acts from tick 0. Only what the text can tell is checked here: whether
 the message, signal or node exists and whether a value is in its DBC range takes the built node,
 which ecu_sim.runs.planned checks against before the first tick.
 """
@@ -25,19 +27,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from ecu_sim.registry.family import Family, ParamError, Reader, UnknownKind, param
 from ecu_sim.runtime.ticks import WINDOW_FORMS, WindowError, parse_window
 
-#: kind -> (takes a value, what the value is, a window undoes it)
-KINDS: dict[str, tuple[bool, str, bool]] = {
-    "stop": (False, "", True),
-    "send": (False, "", False),
-    "cycle": (True, "a cycle time in milliseconds", False),
-    "signal": (True, "a number in the signal's unit", True),
-    "free": (False, "", False),
-    "dtc": (True, "SPN:FMI, e.g. 1624:2", True),
-}
 _SPEC = re.compile(r"^(?P<kind>[a-z]+)(?::(?P<target>[A-Za-z_][A-Za-z0-9_.]*))?(?:=(?P<value>[^@]+))?"
                    r"(?:@(?P<window>.+))?$")
 _DTC = re.compile(r"^\d+:\d+$")
@@ -46,6 +40,131 @@ EXAMPLE = "e.g. stop:TCO1@30, signal:CCVS1.WheelBasedVehicleSpeed=50@10-20 or dt
 
 class ControlSpecError(ValueError):
     """A control whose text cannot be read; the message says what is expected."""
+
+
+@dataclass(frozen=True)
+class Acts:
+    """What a control asks of the node, as ``POST /api/control`` takes it (``body``), and what
+    ends its window (``undone``: given by the kinds whose record says ``UNDONE``; None: a window is
+    refused, the control takes a time only)."""
+
+    body: dict[str, Any]
+    undone: dict[str, Any] | None = None
+
+
+#: every control kind, in the order the messages name them
+CONTROLS: Family[None, Acts] = Family("control")
+
+
+def _named(dots: int, what: str) -> Reader:
+    def read(text: str) -> str:
+        if text.count(".") != dots:
+            raise ValueError(text)
+        return text
+    refusal = ("{kind} names a signal as MESSAGE.SIGNAL" if dots else
+               "{kind} names a " + what + ", without a '.'")
+    return Reader(read, what, keep_case=True, refusal=refusal)
+
+
+def _number(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(text)
+    return number
+
+
+def _dtc(text: str) -> str:
+    if _DTC.match(text.strip()) is None:
+        raise ValueError(text)
+    return text.strip()
+
+
+_MESSAGE, _SIGNAL, _NODE = _named(0, "message"), _named(1, "signal"), _named(0, "node")
+_VALUE = "the value of {kind} must be {meaning}"
+_CYCLE = Reader(_number, "a cycle time in milliseconds", keep_case=True, refusal=_VALUE)
+_SIGNAL_VALUE = Reader(_number, "a number in the signal's unit", keep_case=True, refusal=_VALUE)
+_DTC_VALUE = Reader(_dtc, "SPN:FMI, e.g. 1624:2", keep_case=True, refusal=_VALUE)
+
+
+_NAMES_MESSAGE = "{kind} names a message after a ':', " + EXAMPLE
+_NAMES_SIGNAL = "{kind} names a signal after a ':', " + EXAMPLE
+_NEEDS_VALUE = "{kind} needs a value, {meaning} ({kind}:{target}=...)"
+
+
+@dataclass(frozen=True)
+class MessageControl:
+    """A control of a whole message, named after the ':'."""
+
+    target: str | None = param(_MESSAGE, missing=_NAMES_MESSAGE)
+
+
+@dataclass(frozen=True)
+class Stop(MessageControl):
+    #: a window undoes it at its end
+    UNDONE: ClassVar[bool] = True
+
+
+@CONTROLS.register("stop", Stop, "stop sending a message; with @FROM-TO it restarts at TO")
+def _stop(p: Stop, _: None) -> Acts:
+    return Acts({"message": p.target, "send": False}, {"message": p.target, "send": True})
+
+
+@CONTROLS.register("send", MessageControl, "restart a stopped message on its grid")
+def _send(p: MessageControl, _: None) -> Acts:
+    return Acts({"message": p.target, "send": True})
+
+
+@dataclass(frozen=True)
+class Cycle:
+    target: str | None = param(_MESSAGE, missing=_NAMES_MESSAGE)
+    value: float | None = param(_CYCLE, missing=_NEEDS_VALUE)
+
+
+@CONTROLS.register("cycle", Cycle, "send it every MS milliseconds from then on")
+def _cycle(p: Cycle, _: None) -> Acts:
+    return Acts({"message": p.target, "cycle_ms": p.value})
+
+
+@dataclass(frozen=True)
+class Signal:
+    #: a window undoes it at its end
+    UNDONE: ClassVar[bool] = True
+    target: str | None = param(_SIGNAL, missing=_NAMES_SIGNAL)
+    value: float | None = param(_SIGNAL_VALUE, missing=_NEEDS_VALUE)
+
+
+@CONTROLS.register("signal", Signal, "fix a signal's value; with @FROM-TO it is freed at TO")
+def _signal(p: Signal, _: None) -> Acts:
+    return Acts({"signal": p.target, "value": p.value}, {"signal": p.target, "value": None})
+
+
+@dataclass(frozen=True)
+class SignalControl:
+    """A control of one signal, named MESSAGE.SIGNAL after the ':'."""
+
+    target: str | None = param(_SIGNAL, missing=_NAMES_SIGNAL)
+
+
+@CONTROLS.register("free", SignalControl, "give a fixed signal back to the truck (or its start value)")
+def _free(p: SignalControl, _: None) -> Acts:
+    return Acts({"signal": p.target, "value": None})
+
+
+@dataclass(frozen=True)
+class RaiseDtc:
+    #: a window undoes it at its end
+    UNDONE: ClassVar[bool] = True
+    #: None: the ECU's own DM1 (the engine's, 0x00)
+    target: str | None = param(_NODE)
+    value: str | None = param(_DTC_VALUE, missing=_NEEDS_VALUE)
+
+
+@CONTROLS.register("dtc", RaiseDtc, "raise a DTC in that node's DM1 (or the ECU's own), lamp on; cleared "
+                   "at TO")
+def _dtc_on(p: RaiseDtc, _: None) -> Acts:
+    node = {"node": p.target} if p.target else {}
+    fault = f"dtc={p.value}"
+    return Acts({"fault": fault, "on": True, **node}, {"fault": fault, "on": False, **node})
 
 
 @dataclass(frozen=True)
@@ -63,30 +182,25 @@ def parse_control(text: str) -> list[Timed]:
     match = _SPEC.match(text.strip())
     if match is None:
         raise ControlSpecError(f"{text!r}: expected KIND:TARGET[=VALUE][@FROM[-TO|+DURATION]], {EXAMPLE}")
-    kind, target, value = match["kind"], match["target"] or "", match["value"]
-    if kind not in KINDS:
-        raise ControlSpecError(f"{text!r}: unknown control {kind!r}; known: {', '.join(KINDS)}")
-    if not target and kind != "dtc":
-        named = "signal" if kind in ("signal", "free") else "message"
-        raise ControlSpecError(f"{text!r}: {kind} names a {named} after a ':', {EXAMPLE}")
-    takes_value, meaning, undone = KINDS[kind]
-    if takes_value and value is None:
-        raise ControlSpecError(f"{text!r}: {kind} needs a value, {meaning} ({kind}:{target}=...)")
-    if not takes_value and value is not None:
-        raise ControlSpecError(f"{text!r}: {kind} takes no value")
-    if kind in ("signal", "free") and target.count(".") != 1:
-        raise ControlSpecError(f"{text!r}: {kind} names a signal as MESSAGE.SIGNAL")
-    if kind not in ("signal", "free") and "." in target:
-        raise ControlSpecError(f"{text!r}: {kind} names a {'node' if kind == 'dtc' else 'message'}, "
-                               "without a '.'")
+    try:
+        kind = CONTROLS[match["kind"]]
+        takes = {p.key for p in kind.parameters()}
+        given = {key: match[key] for key in ("target", "value") if match[key] is not None}
+        record = kind.read({key: text for key, text in given.items() if key in takes})
+        if "value" in given and "value" not in takes:
+            raise ParamError(f"{kind.name} takes no value")
+        acts = kind.build(record, None)
+    except (UnknownKind, ParamError) as exc:
+        raise ControlSpecError(f"{text!r}: {exc}") from None
     start, end = _window(text, match["window"])
-    if end is not None and not undone:
-        raise ControlSpecError(f"{text!r}: {kind} takes a time @FROM, not a window; only stop, signal "
-                               "and dtc are undone at the window's end")
-    body = _body(text, kind, target, value)
-    timed = [Timed(start, body, text)]
-    if end is not None:
-        timed.append(Timed(end, _undone(body), text))
+    if end is not None and acts.undone is None:
+        *most, last = (k.name for k in CONTROLS if getattr(k.params, "UNDONE", False))
+        undone = f"{', '.join(most)} and {last}"
+        raise ControlSpecError(f"{text!r}: {kind.name} takes a time @FROM, not a window; only {undone} "
+                               "are undone at the window's end")
+    timed = [Timed(start, acts.body, text)]
+    if acts.undone is not None and end is not None:
+        timed.append(Timed(end, acts.undone, text))
     return timed
 
 
@@ -98,35 +212,6 @@ def _window(text: str, window: str | None) -> tuple[float, float | None]:
             raise ControlSpecError(f"{text!r}: the time must be {WINDOW_FORMS} from the start, "
                                    "e.g. @30 or @30-40") from None
         raise ControlSpecError(f"{text!r}: {exc}") from None
-
-
-def _body(text: str, kind: str, target: str, value: str | None) -> dict[str, Any]:
-    """The control as the page's API takes it."""
-    if kind in ("stop", "send"):
-        return {"message": target, "send": kind == "send"}
-    if kind == "free":
-        return {"signal": target, "value": None}
-    assert value is not None
-    if kind == "dtc":
-        if _DTC.match(value.strip()) is None:
-            raise ControlSpecError(f"{text!r}: the value of dtc must be SPN:FMI, e.g. 1624:2")
-        return {"fault": f"dtc={value.strip()}", "on": True, **({"node": target} if target else {})}
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        raise ControlSpecError(f"{text!r}: the value of {kind} must be {KINDS[kind][1]}")
-    return {"message": target, "cycle_ms": number} if kind == "cycle" else {"signal": target, "value": number}
-
-
-def _undone(body: dict[str, Any]) -> dict[str, Any]:
-    """What ends a window: the message sent again, the signal freed, the DTC cleared."""
-    if "send" in body:
-        return {**body, "send": True}
-    if "signal" in body:
-        return {**body, "value": None}
-    return {**body, "on": False}
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,27 @@ from tests.helpers.attacked import record
 
 def test_an_attack_takes_its_parameters_and_the_fault_grammars_window() -> None:
     attack = parse_attack("tsc1:target=0x00,speed=2000@30+10")
-    assert (attack.kind, attack.address("target"), attack.number("speed")) == ("tsc1", 0, 2000.0)
+    assert (attack.kind, attack.params.target, attack.params.speed) == ("tsc1", 0, 2000.0)
     assert (attack.start_s, attack.end_s) == (30.0, 40.0)
 
 
 def test_a_parameter_not_given_takes_the_kinds_default() -> None:
-    assert parse_attack("request").address("pgn") == 0xFEEB
+    assert parse_attack("request").params.pgn == 0xFEEB
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("xbr:mode=foo", "mode=foo is not one of add, max"),
+    ("tsc1:mode=fast,speed=1", "mode=fast is not one of speed, torque, limit"),
+    ("tsc1:target=0x00", "tsc1 needs speed=RPM or torque=PCT"),
+    ("bam:size=2000", "size=2000 is not a transport size 9..1785"),
+    ("fuzz:pgn=0xfeeb,spn=84", "fuzz takes pgn= or spn=, not both"),
+    ("replay", "replay needs file=LOG"),
+])
+def test_a_value_the_kind_does_not_take_is_refused_when_the_spec_is_read(spec: str, says: str) -> None:
+    from ecu_sim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=says):
+        parse_attack(spec)
 
 
 @pytest.mark.parametrize(("spec", "says"), [
@@ -87,36 +102,36 @@ def test_udp_multicast_with_a_hop_limit_is_not_virtual() -> None:
 
 
 def test_list_names_every_attack_with_its_parameters_and_defaults(cli_main: Cli) -> None:
-    from ecu_sim.attack.spec import KINDS
+    from ecu_sim.attack.spec import ATTACKS
 
     result = cli_main("attack", "--list")
     assert result.status == 0
     listed = {line.split()[0] for line in result.out.splitlines() if not line.startswith(" ")}
-    assert listed == set(KINDS)
+    assert listed == set(ATTACKS.names())
     assert "target=0x00,source=0xf9,pgn=0xfeeb,rate=2000" in result.out
 
 
 def test_every_attack_kind_builds_its_frames_from_the_j1939_profile(tmp_path: Path) -> None:
     from ecu_sim.attack.plan import AttackPlan
-    from ecu_sim.attack.spec import KINDS
+    from ecu_sim.attack.spec import ATTACKS
     from ecu_sim.codec.profile import Profile
 
     needs = {"tsc1": ":speed=1500", "replay": f":file={record(tmp_path / 'recorded.log')}"}
-    attacks = [parse_attack(f"{kind}{needs.get(kind, '')}@0+1") for kind in KINDS]
+    attacks = [parse_attack(f"{kind}{needs.get(kind, '')}@0+1") for kind in ATTACKS.names()]
     plan = AttackPlan(attacks, Profile.load("j1939").database, 0.01, seed=1)
     labels = {label for tick in range(100) for _, label in plan.frames_at(tick)}
-    assert labels == set(range(1, len(KINDS) + 1))
+    assert labels == set(range(1, len(ATTACKS) + 1))
 
 
 def test_the_attack_page_has_a_row_for_every_kind_with_its_parameters() -> None:
     import re
 
-    from ecu_sim.attack.spec import KINDS
+    from ecu_sim.attack.spec import ATTACKS
 
     page = (REPO / "docs" / "attacks.md").read_text(encoding="utf-8")
     rows: dict[str, str] = {}  # the first row of a kind: the grammar's table comes first
     for m in re.finditer(r"^\| `(?P<kind>\w+)` \| (?P<params>[^|]*) \|", page, re.MULTILINE):
         rows.setdefault(m["kind"], m["params"])
-    assert set(rows) >= set(KINDS)
-    for kind, (params, _) in KINDS.items():
-        assert all(f"`{key}" in rows[kind] for key in params), kind
+    assert set(rows) >= set(ATTACKS.names())
+    for kind in ATTACKS:
+        assert all(f"`{p.key}" in rows[kind.name] for p in kind.parameters()), kind.name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecu_sim.codec.restbus import load_restbus
+from ecu_sim.codec.restbus_dbc import load_restbus
 from tests.powertrain.test_restbus_bad_input import AMB, CYCLE, HEADER
 
 

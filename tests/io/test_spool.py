@@ -136,3 +136,19 @@ def test_a_download_still_being_made_when_the_run_ends_is_stopped_with_an_error(
             time.sleep(0.01)
         spool.__exit__(None, None, None)  # the run ends: its folder goes next
         assert isinstance(making.exception(), OutputError)
+
+
+def test_a_note_no_recording_can_hold_is_a_bug_not_a_failed_write(tmp_path: Path) -> None:
+    with Spool(str(tmp_path / "session.log"), HEAD, period_s=0.1, now=_clock()) as spool:
+        spool.control({"callback": lambda: None})
+        with pytest.raises(TypeError, match="holds a value no recording can"):
+            spool.cut()
+
+
+def test_a_spool_of_records_ecu_sim_does_not_write_is_a_bug_not_a_damaged_file(tmp_path: Path) -> None:
+    import marshal
+
+    odd = tmp_path / "session.log.spool"
+    odd.write_bytes(marshal.dumps({"no head": True}))
+    with pytest.raises(RuntimeError, match=r"hit a bug in ecu-sim: .*not one ecu-sim writes"):
+        SpoolCut(str(odd), odd.stat().st_size, ".log", set()).files()
