@@ -28,6 +28,10 @@ FOREIGN_PAGES = [{"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site
 LanNode = tuple[Page, str, list[str]]
 
 
+def _named(headers: dict[str, str]) -> str:
+    return "-".join(f"{name}:{value}" for name, value in headers.items())
+
+
 def _recorded(page: Page, token: str, machine: list[str]) -> None:
     """A recording started and stopped with the token, from inside the machine."""
     with_token = {**JSON, "Authorization": f"Bearer {token}"}
@@ -52,7 +56,7 @@ def test_off_loopback_the_recording_with_the_token_is_made_once(lan_node: LanNod
     assert recordings_made(page.node) == 1
 
 
-@pytest.mark.parametrize("sent", FOREIGN_PAGES, ids=lambda h: "-".join(f"{k}:{v}" for k, v in h.items()))
+@pytest.mark.parametrize("sent", FOREIGN_PAGES, ids=_named)
 def test_off_loopback_the_recording_from_another_sites_page_is_refused_even_with_the_token(
         lan_node: LanNode, sent: dict[str, str]) -> None:
     page, token, machine = lan_node
@@ -91,7 +95,7 @@ def ccm(start: Callable[..., Node], udp: Udp) -> Page:
     return page
 
 
-@pytest.mark.parametrize("sent", FOREIGN_PAGES, ids=lambda h: "-".join(f"{k}:{v}" for k, v in h.items()))
+@pytest.mark.parametrize("sent", FOREIGN_PAGES, ids=_named)
 def test_on_loopback_the_recording_from_another_sites_page_is_refused_and_none_is_made(
         ccm: Page, sent: dict[str, str]) -> None:
     status, body = ccm.request("GET", "api/recording", headers=sent)
