@@ -5,7 +5,8 @@
 commit's (bench/versus.py), ``scripts/bench attacks`` the J1939 floods against this tree and a
 commit (bench/attacks.py), ``scripts/bench dataset`` labelled frames a second beside unlabelled
 ones (bench/dataset.py), ``scripts/bench attack-effect`` an attack's effect on the real-time ECU
-beside ``simulate``'s (bench/attack_effect.py)."""
+beside ``simulate``'s (bench/attack_effect.py), ``scripts/bench downloads`` the node's late ticks
+while twenty downloads of its page's recording are asked for at once (bench/downloads.py)."""
 
 import sys
 
@@ -33,6 +34,11 @@ if sys.argv[1:2] == ["attack-effect"]:
     from bench.attack_effect import main as attack_effect_main
 
     sys.exit(attack_effect_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["downloads"]:
+    from bench.downloads import main as downloads_main
+
+    sys.exit(downloads_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["dataset"]:
     from bench.dataset import main as dataset_main

@@ -10,6 +10,12 @@ must name the node by an address or a name it is known by (loopback names and ad
 loopback, this host's addresses and names elsewhere, and the names of ``[run] web_allowed_hosts``),
 as Jupyter's ``check_host`` does. A client that is not a browser sends no ``Origin``; it still
 needs the token where one is set.
+
+The recording is a read that costs: each download makes it in a process of its own. A GET is
+what another site's ``<img>`` or a ``no-cors`` fetch sends, with no ``Origin`` and the node's own
+``Host``, so the download needs the token wherever the controls do, and a browser must say it
+comes from the node's own page by what it sends with every request: ``Sec-Fetch-Site`` (Fetch
+Metadata; browsers send it to loopback and HTTPS addresses), else the ``Referer`` it names.
 """
 
 from __future__ import annotations
@@ -17,17 +23,25 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-#: routes that change the node: they need the token on a non-loopback address
-CONTROL_ROUTES = frozenset({"/api/control"})
 #: the one route that upgrades to a WebSocket
 SOCKET_ROUTE = "/api/ws"
+#: the latest recording, made for each download
+RECORDING_ROUTE = "/api/recording"
+#: routes that change the node or load it: they need the token wherever one is set (off loopback)
+GUARDED_ROUTES = frozenset({"/api/control", RECORDING_ROUTE})
+#: routes a browser may ask for only from the node's own page, whatever the method: the live
+#: stream, which another site's script could read, and the recording, which loads the node
+OWN_PAGE_ROUTES = frozenset({SOCKET_ROUTE, RECORDING_ROUTE})
 #: methods a browser lets any site send without asking the server first; none of them changes the node
 _SAFE_METHODS = frozenset({"GET", "HEAD"})
+#: the ``Sec-Fetch-Site`` of a request from the node's own page, or one a person made (the address
+#: typed, a bookmark); ``same-site`` is another port or name of the same host: another page
+_OWN_SITES = frozenset({"same-origin", "none"})
 _WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 
 
@@ -60,21 +74,26 @@ class Access:
             return _is_address(name)
         return self.addresses == "loopback" and is_loopback(name)
 
-    def origin_refusal(self, method: str, path: str, origin: str | None, host: str) -> str | None:
-        """Why a browser's request from ``origin`` may not do this, or None: a WebSocket or a
-        request that is not a read must come from the node's own page."""
-        if origin is None or (method in _SAFE_METHODS and path != SOCKET_ROUTE):
+    def origin_refusal(self, method: str, path: str, headers: Mapping[str, str], host: str) -> str | None:
+        """Why a browser's request may not do this, or None: one of :data:`OWN_PAGE_ROUTES`, or
+        one that is not a read, must come from the node's own page as far as the browser says
+        (``Sec-Fetch-Site``, ``Origin``, ``Referer``); a client that says nothing is let through."""
+        if method in _SAFE_METHODS and path not in OWN_PAGE_ROUTES:
             return None
-        parts = urlsplit(origin)
-        if parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower():
-            return None
-        return f"requests from another site's page are refused (Origin {origin}, Host {host})"
+        site = headers.get("Sec-Fetch-Site")
+        if site is not None and site.lower() not in _OWN_SITES:
+            return f"requests from another site's page are refused (Sec-Fetch-Site {site}, Host {host})"
+        for name in ("Origin", "Referer"):
+            sent = headers.get(name)
+            if sent is not None and not _same_origin(sent, host):
+                return f"requests from another site's page are refused ({name} {sent}, Host {host})"
+        return None
 
     def token_allows(self, path: str, given: str) -> bool:
         """Whether ``given`` (the empty string for none) is enough for this request."""
         if self.token is None:
             return True
-        reading = path not in CONTROL_ROUTES
+        reading = path not in GUARDED_ROUTES
         if reading and not (self.read_needs_token and path.startswith("/api/")):
             return True  # the page's own files hold nothing of the node: only the API is guarded
         return hmac.compare_digest(given.encode(), self.token.encode())
@@ -92,6 +111,12 @@ def access_for(bind: str, token: str | None, read_needs_token: bool, allowed: It
     if bind in _WILDCARDS:
         return Access(token, read_needs_token, frozenset(names | {"localhost"}), addresses="any")
     return Access(token, read_needs_token, frozenset(names))
+
+
+def _same_origin(url: str, host: str) -> bool:
+    """Whether ``url`` (an ``Origin`` or a ``Referer``) is of a page the node served as ``host``."""
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
 
 
 def _name_of(host: str) -> str | None:

@@ -9,7 +9,8 @@ The server never touches the node: it reads the published snapshots (ecu_sim.web
 queues controls, and answers a control once the loop applied it at a tick boundary (200, with
 that tick) or said why not (409). A malformed request is answered 4xx with a JSON ``error``
 before anything is queued. Each WebSocket has its own sender: a slow client loses only its own
-samples. Nothing wakes the server's thread while nobody looks."""
+samples. Nothing wakes the server's thread while nobody looks. Downloads are made one at a time
+(ecu_sim.web.download)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from ecu_sim.errors import ConfigError, OutputError
+from ecu_sim.errors import ConfigError
 from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal
-from ecu_sim.web.guard import Access
+from ecu_sim.web.download import Download, error
+from ecu_sim.web.guard import RECORDING_ROUTE, Access
 from ecu_sim.web.session import Session
 from ecu_sim.web.state import Publisher
 
@@ -115,7 +117,7 @@ class WebServer:
         app.router.add_get("/api/signals", self._signal_list)
         app.router.add_get("/api/ws", self._socket)
         app.router.add_post("/api/control", self._control)
-        app.router.add_get("/api/recording", self._recording)
+        app.router.add_get(RECORDING_ROUTE, Download(self._session))
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         try:
@@ -146,12 +148,12 @@ class WebServer:
         failure, and the page's CSP."""
         host = request.headers.get("Host")
         refusal = self._access.host_refusal(host) or self._access.origin_refusal(
-            request.method, request.path, request.headers.get("Origin"), host or "")
+            request.method, request.path, request.headers, host or "")
         if refusal is not None:
-            return _error(403, refusal)
+            return error(403, refusal)
         if not self._access.token_allows(request.path, _token_of(request)):
-            return _error(401, "this needs the token the node logged at its start: send it as "
-                               "'Authorization: Bearer TOKEN' or ?token=TOKEN")
+            return error(401, "this needs the token the node logged at its start: send it as "
+                              "'Authorization: Bearer TOKEN' or ?token=TOKEN")
         try:
             response = await handler(request)
         except web.HTTPException as exc:
@@ -159,7 +161,7 @@ class WebServer:
                 raise
             reason = ("the body is larger than the largest control"
                       if exc.status == 413 else exc.reason)
-            return _error(exc.status, f"{reason} ({request.method} {request.path})")
+            return error(exc.status, f"{reason} ({request.method} {request.path})")
         response.headers.setdefault("Content-Security-Policy", _CSP)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
@@ -170,7 +172,7 @@ class WebServer:
     async def _state(self, request: web.Request) -> web.StreamResponse:
         latest = await self._next_snapshot()
         if latest is None:
-            return _error(503, "the node has not run its first tick yet")
+            return error(503, "the node has not run its first tick yet")
         return web.Response(text=_encode(self._with_recording(latest)), content_type="application/json")
 
     def _with_recording(self, snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -183,15 +185,15 @@ class WebServer:
 
     async def _control(self, request: web.Request) -> web.StreamResponse:
         if request.content_type != "application/json":
-            return _error(415, "a control is sent as JSON: Content-Type: application/json")
+            return error(415, "a control is sent as JSON: Content-Type: application/json")
         try:
             body = json.loads(await request.text())
         except (json.JSONDecodeError, UnicodeDecodeError):
-            return _error(400, 'the body is not JSON; send one control, e.g. {"set_speed_kph": 85}')
+            return error(400, 'the body is not JSON; send one control, e.g. {"set_speed_kph": 85}')
         try:
             control = self._check(body)
         except ControlError as exc:
-            return _error(REFUSAL_STATUS[exc.refusal], exc.reason)
+            return error(REFUSAL_STATUS[exc.refusal], exc.reason)
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[tuple[int | None, str | None]] = loop.create_future()
 
@@ -206,28 +208,14 @@ class WebServer:
         try:
             tick, problem = await asyncio.wait_for(answer, APPLY_TIMEOUT_S)
         except TimeoutError:
-            return _error(503, "the node's loop did not take the control: it is stopping or stalled")
+            return error(503, "the node's loop did not take the control: it is stopping or stalled")
         if problem is not None:
-            return _error(409, problem)
+            return error(409, problem)
         return web.json_response({"applied": control.record(), "tick": tick})
-
-    async def _recording(self, request: web.Request) -> web.StreamResponse:
-        session = self._session
-        try:
-            made = None if session is None else await asyncio.get_running_loop().run_in_executor(
-                None, session.download)
-        except OutputError as exc:  # the process that makes it from the spool failed
-            return _error(500, str(exc))
-        if made is None:
-            return _error(404, 'no recording was stopped yet: POST {"record": "start"}, then '
-                               '{"record": "stop"}')
-        name, data = made
-        return web.Response(body=data, content_type="application/zip",
-                            headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
         if len(self._sockets) >= MAX_SOCKETS:
-            return _error(503, f"{MAX_SOCKETS} pages are open already")
+            return error(503, f"{MAX_SOCKETS} pages are open already")
         # Uncompressed: deflating every snapshot would cost the node's CPU to save a LAN's bytes.
         socket = web.WebSocketResponse(heartbeat=10.0, max_msg_size=MAX_BODY, compress=False)
         await socket.prepare(request)
@@ -325,10 +313,6 @@ def _token_of(request: web.Request) -> str:
     if header.startswith("Bearer "):
         return header[len("Bearer "):].strip()
     return request.query.get("token", "")
-
-
-def _error(status: int, reason: str) -> web.Response:
-    return web.json_response({"error": reason}, status=status)
 
 
 def _encode(snapshot: dict[str, Any]) -> str:

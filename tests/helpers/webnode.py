@@ -1,10 +1,14 @@
 """A node with its page (``--web``), as the page's tests reach it: its address from its log, JSON
-requests with the standard library, the recording it lets a page download."""
+requests with the standard library, the recording it lets a page download, the recordings it made
+and requests that reach it all at once."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -19,6 +23,8 @@ from tests.conftest import HANG_S, Node, clean_env
 
 #: the line a node logs once its page is served
 PAGE_LINE = r"web: the page is at (http://\S+/)"
+#: the line a node logs as it starts making a recording for a download (a process of its own)
+MAKING_LINE = r"web: making the recording to tick \d+ for a download"
 
 
 class Page:
@@ -102,3 +108,48 @@ def state_on(machine: list[str], url: str) -> dict[str, Any]:
     state = json.loads(result.stdout)
     assert isinstance(state, dict)
     return state
+
+
+def recordings_made(node: Node) -> int:
+    """How many recordings the node started making for downloads in its whole run: counted once
+    it stopped, so that no line of its log is still on its way."""
+    assert node.stop() == 0, node.log
+    return len(re.findall(MAKING_LINE, node.log))
+
+
+#: run inside the machine: open one connection per request, send every request, say so, and only
+#: then read the answers: status and Retry-After of each, in order
+_BURST = """
+import http.client, json, sys, urllib.parse
+url, headers, count = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+parts = urllib.parse.urlsplit(url)
+connections = [http.client.HTTPConnection(parts.hostname, parts.port, timeout=60) for _ in range(count)]
+for connection in connections:
+    connection.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""), headers=headers)
+print("sent", flush=True)
+answers = []
+for connection in connections:
+    response = connection.getresponse()
+    response.read()
+    answers.append([response.status, response.getheader("Retry-After")])
+print(json.dumps(answers))
+"""
+
+
+def at_once_on(machine: list[str], node: Node, url: str, headers: dict[str, str],
+               count: int) -> list[tuple[int, str | None]]:
+    """``count`` GETs of ``url`` from inside the machine that are all waiting at the node when it
+    reads the first: the node is stopped (SIGSTOP) while they are sent and continued after, so
+    "at once" does not depend on how busy this machine is. Each answer's status and Retry-After."""
+    os.kill(node.process.pid, signal.SIGSTOP)
+    try:
+        command = [*machine, sys.executable, "-c", _BURST, url, json.dumps(headers), str(count)]
+        client = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=clean_env())
+        assert client.stdout is not None
+        assert client.stdout.readline() == "sent\n", client.communicate(timeout=HANG_S)
+    finally:
+        os.kill(node.process.pid, signal.SIGCONT)
+    printed, problem = client.communicate(timeout=HANG_S)
+    assert client.returncode == 0, problem
+    return [(int(status), retry) for status, retry in json.loads(printed)]

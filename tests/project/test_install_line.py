@@ -4,9 +4,11 @@ ecu-sim is on no package index, so the README installs it from the clone. This r
 a newcomer does: the first shell block of the README of a fresh ``git clone`` (nothing untracked
 of this tree gets in, and the README read is the clone's), in bash, in the clone, with PyPI and
 npm as on any machine. Then the installed ``ecu-sim --version`` runs, every package of the extras
-``[all]`` names is installed and imports, and the page's plotting library, which setup.py's
-build_web fetches from npm at build time, is in the installed package. tests/project/test_readme_commands.py
-skips the line (it installs from the network); this is where it runs.
+``[all]`` names is installed and imports, the page's plotting library, which setup.py's build_web
+fetches from npm at build time, is in the installed package, and the licence's text is among the
+files the installed distribution lists (those ``pip show -f`` prints).
+tests/project/test_readme_commands.py skips the line (it installs from the network); this is where
+it runs.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ _LEAKS = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PIP_USER
           "PIP_PREFIX", "PIP_EDITABLE", "PIP_REQUIREMENT")
 
 #: run by the installed Python: where ecu_sim is, which distributions are missing, which modules
-#: import, which of the page's files the package has
+#: import, which of the page's files the package has, which files of its metadata are its licence
+#: (what ``pip show -f ecu-sim`` lists)
 PROBE = """
 import importlib, importlib.metadata, importlib.resources, json, sys
 dists, modules, vendor = json.loads(sys.argv[1])
@@ -51,6 +54,7 @@ print(json.dumps({
     "missing": [d for d in dists if not works(importlib.metadata.version, d)],
     "imports": {m: works(importlib.import_module, m) for m in modules},
     "vendor": {f: web.joinpath(f).is_file() for f in vendor},
+    "licence": [str(f.locate()) for f in importlib.metadata.files("ecu-sim") or () if f.name == "LICENSE"],
 }))
 """
 
@@ -132,3 +136,5 @@ def test_the_readmes_install_line_installs_ecu_sim_all_and_the_page_from_a_fresh
     broken = [module for module, ok in found["imports"].items() if not ok]
     assert not broken, f"installed by [all] but do not import: {broken}"
     assert all(found["vendor"].values()), f"the page's library is not in the package: {found['vendor']}"
+    assert len(found["licence"]) == 1, f"the installed ecu-sim lists no licence file: {found['licence']}"
+    assert Path(found["licence"][0]).read_bytes() == (REPO / "LICENSE").read_bytes()

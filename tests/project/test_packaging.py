@@ -1,10 +1,12 @@
 """The wheel a user installs: built without warnings about its own configuration, and carrying the
-built-in message profiles, which a checkout keeps in the top-level dbc/ folder."""
+built-in message profiles, which a checkout keeps in the top-level dbc/ folder; the wheel and the
+sdist carry the licence's text."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -81,3 +83,29 @@ def test_the_wheel_carries_the_page_and_its_plotting_library_from_npm(built: tup
     tracked = subprocess.run(["git", "ls-files", "ecu_sim/web/static/vendor"], cwd=REPO, capture_output=True,
                              text=True, check=False)
     assert tracked.stdout == ""
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_licence_text(built: tuple[Path, str]) -> None:
+    """setup.cfg's ``license = MIT`` names the licence; its text travels in the wheel's metadata."""
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        licences = [name for name in archive.namelist()
+                    if ".dist-info/" in name and name.rsplit("/", 1)[-1] == "LICENSE"]
+        assert len(licences) == 1, archive.namelist()
+        assert archive.read(licences[0]) == (REPO / "LICENSE").read_bytes()
+
+
+@pytest.mark.slow
+def test_the_sdist_carries_the_licence_text(tmp_path: Path) -> None:
+    """Built by setuptools' own PEP 517 hook, as any build frontend calls it."""
+    build = ("import sys; from setuptools import build_meta; "
+             "print(build_meta.build_sdist(sys.argv[1]))")
+    result = subprocess.run([sys.executable, "-c", build, str(tmp_path)], cwd=REPO, capture_output=True,
+                            text=True, timeout=600, env=clean_env(), check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (sdist,) = tmp_path.glob("ecu[-_]sim-*.tar.gz")  # older setuptools keep the dash
+    with tarfile.open(sdist) as archive:
+        licence = archive.extractfile(f"{sdist.name.removesuffix('.tar.gz')}/LICENSE")
+        assert licence is not None
+        assert licence.read() == (REPO / "LICENSE").read_bytes()

@@ -7,6 +7,7 @@ README.md is not part of the documentation site, whose links ``mkdocs build --st
 
 from __future__ import annotations
 
+import configparser
 import platform
 import re
 from pathlib import Path
@@ -57,3 +58,16 @@ def test_every_relative_link_of_the_readme_points_at_a_file_or_folder_that_exist
     assert links, "README.md links to no page of the documentation"
     missing = [link for link in links if not (REPO / link).exists()]
     assert not missing, f"README.md links to what does not exist: {missing}"
+
+
+def test_the_readmes_status_line_says_what_setup_cfg_declares() -> None:
+    """The line under the title: the system, the oldest Python (``python_requires``) and the
+    licence (``license``), whose text is the repository's LICENSE."""
+    setup = configparser.ConfigParser()
+    setup.read(REPO / "setup.cfg", encoding="utf-8")
+    oldest = setup["options"]["python_requires"].removeprefix(">=")
+    licence = setup["metadata"]["license"]
+    status = README.read_text(encoding="utf-8").split("\n\n")[1]
+    assert status.startswith(f"Linux · Python {oldest}+ · {licence} licence"), status
+    assert "[LICENSE](LICENSE)" in status
+    assert (REPO / "LICENSE").read_text(encoding="utf-8").startswith(f"{licence} License\n")

@@ -333,15 +333,6 @@ def test_a_port_that_is_not_a_port_is_refused_before_the_bus_opens(udp: Udp) -> 
     assert " on udp_multicast" not in result.stderr
 
 
-@pytest.fixture
-def lan_node(machine: list[str], start: Callable[..., Node]) -> Iterator[tuple[Page, str, list[str]]]:
-    """An ECU on a machine of its own, its page on the machine's LAN address; the token it logged;
-    the prefix that runs a client on that machine."""
-    node = start("--web", "10.74.163.1:8080", "--profile", "j1939", inside=machine)
-    token = node.wait_for(r"need the token (\S+) ").group(1)
-    yield Page(node), token, machine
-
-
 def test_off_loopback_controls_need_the_logged_token_and_reading_does_not(
         lan_node: tuple[Page, str, list[str]]) -> None:
     page, token, machine = lan_node

@@ -9,6 +9,7 @@ where scripts/setup-dev installs it.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import shutil
@@ -24,7 +25,7 @@ import pytest
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid
 from tests.conftest import HANG_S, Node, Udp
-from tests.helpers.webnode import Page, replay_download
+from tests.helpers.webnode import Page, recordings_made, replay_download
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("aiohttp", reason="the web extra (aiohttp) is not installed")
@@ -230,10 +231,22 @@ socket.onclose = () => { window.attack.socket = window.attack.socket || "refused
 </script>"""
 
 
-@pytest.fixture
-def other_site(ccm: Page) -> Iterator[str]:
-    """The address of another site on this host (another port: another origin) serving HOSTILE."""
-    page = HOSTILE.replace("NODE", ccm.url).encode()
+#: another site's page: it asks for the node's recording as an image and by a fetch whose answer
+#: it cannot read, both GETs a browser sends from any site without an Origin
+HOSTILE_DOWNLOAD = """<!doctype html><title>another site</title><script>
+window.attack = {};
+const image = new Image();
+image.onload = () => { window.attack.image = "loaded"; };
+image.onerror = () => { window.attack.image = "answered"; };
+image.src = new URL("api/recording", "NODE").href;
+fetch(new URL("api/recording", "NODE"), {mode: "no-cors"})
+  .then(() => { window.attack.blind = "sent"; }, () => { window.attack.blind = "failed"; });
+</script>"""
+
+
+@contextlib.contextmanager
+def serving(page: bytes) -> Iterator[str]:
+    """The address of another site on this host (another port: another origin) serving ``page``."""
 
     class Hostile(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # http.server's name
@@ -253,6 +266,13 @@ def other_site(ccm: Page) -> Iterator[str]:
         finally:
             server.shutdown()
             thread.join(HANG_S)
+
+
+@pytest.fixture
+def other_site(ccm: Page) -> Iterator[str]:
+    """Another site serving HOSTILE against the CCM."""
+    with serving(HOSTILE.replace("NODE", ccm.url).encode()) as address:
+        yield address
 
 
 def attack(browser: Any, what: str) -> Any:
@@ -279,6 +299,25 @@ def test_the_nodes_own_page_keeps_working_beside_another_sites(
     click(browser, "set-speed-apply")
     until(lambda: "applied" in browser.find_element("id", "message").text, "the page's answer")
     ccm.state_when(lambda s: s["set_speed_kph"] == 84.0)
+
+
+def test_another_sites_image_and_fetch_of_the_recording_make_none_and_the_nodes_page_still_downloads(
+        browser: Any, ccm: Page, downloads: Path) -> None:
+    """Each download makes the recording in a process of its own: another site's page cannot make
+    the browser load the node with them, and the node's own page downloads as before."""
+    for action in ("start", "stop"):
+        assert ccm.control({"record": action})[0] == 200
+    with serving(HOSTILE_DOWNLOAD.replace("NODE", ccm.url).encode()) as address:
+        browser.get(address)
+        assert attack(browser, "image") == "answered"  # refused: no picture
+        assert attack(browser, "blind") == "sent"  # an answer the site cannot read
+    open_page(browser, ccm)
+    link = until(lambda: (lambda e: e if e.is_displayed() else None)(browser.find_element("id", "download")),
+                 "the download link")
+    link.click()
+    until(lambda: list(downloads.glob("*.zip")), "the downloaded recording")
+    until(lambda: not list(downloads.glob("*.crdownload")), "the download's end")
+    assert recordings_made(ccm.node) == 1
 
 
 def test_a_page_that_reaches_the_node_by_a_rebound_name_cannot_read_or_drive_it(

@@ -117,15 +117,6 @@ def test_a_name_in_web_allowed_hosts_reaches_the_node(
     assert page.request("GET", "api/state", headers={"Host": f"other.example:{_port(page)}"})[0] == 403
 
 
-@pytest.fixture
-def lan_node(machine: list[str], start: Callable[..., Node]) -> Iterator[tuple[Page, str, list[str]]]:
-    """An ECU on a machine of its own, its page on the machine's LAN address; its token; the
-    prefix that runs a client on that machine."""
-    node = start("--web", "10.74.163.1:8080", "--profile", "j1939", inside=machine)
-    token = node.wait_for(r"need the token (\S+) ").group(1)
-    yield Page(node), token, machine
-
-
 def test_off_loopback_a_foreign_host_is_refused_even_with_the_token(
         lan_node: tuple[Page, str, list[str]]) -> None:
     page, token, machine = lan_node
