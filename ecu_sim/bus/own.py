@@ -14,6 +14,15 @@ not older than the newest echo already heard (both transports keep one sender's 
 else is foreign: counted, shown to listeners as such, and warned about once per episode (a new
 episode starts after a quiet spell). Another node that sends exactly our payload cannot be told
 from our echo by any receiver; that is the limit of this rule.
+
+The identifiers a node is built with are its periodic ones. Its other frames carry identifiers
+of their own: a J1939 layer's claims, answers and transport, whose identifiers change with the
+destination, and the frames of the nodes a process hosts beside its own (a restbus DBC's, the
+FMS gateway's). On a bus that hands back what the node writes to it (the host-local bus of a
+recording run), the port learns each such identifier as it sends it, and a frame with one is our
+echo when it matches a recent send (:meth:`OwnFrames.heard_back`). One that matches none is not
+counted here: it goes to the node, whose J1939 layer must hear another node's claim to contend,
+or its frame from our address as an address violation.
 """
 
 from __future__ import annotations
@@ -65,7 +74,14 @@ class OwnFrames:
         self.remember(msg)
 
     def is_echo(self, msg: can.Message) -> bool:
-        """True for our own frame heard back; False (and counted) for another sender's.
+        """True for our own frame heard back; False (and counted) for another sender's."""
+        if self.heard_back(msg):
+            return True
+        self._foreign(msg)
+        return False
+
+    def heard_back(self, msg: can.Message) -> bool:
+        """True for our own frame heard back; nothing is counted either way.
 
         Sends older than the matched one are forgotten; the matched one is kept, because the
         kernel's timer repeats its newest payload until the next update and a payload often
@@ -77,7 +93,6 @@ class OwnFrames:
                 for _ in range(index):
                     sent.popleft()
                 return True
-        self._foreign(msg)
         return False
 
     def _foreign(self, msg: can.Message) -> None:

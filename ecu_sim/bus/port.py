@@ -3,7 +3,9 @@
 udp_multicast (and some adapters) hand a process its own frames back. A frame carrying an
 identifier this node transmits is either that echo or another node using our address
 (:mod:`ecu_sim.bus.own` tells which); it is kept from the node either way and counted, never
-decoded as input.
+decoded as input. A frame with another identifier the node has sent (a J1939 claim, a hosted
+restbus node's message) is kept from it only when it is our echo: another node's goes to the
+node, whose J1939 layer judges it.
 
 Given ``reopen``, a lost bus (interface down, deleted, adapter unplugged) does not end the run:
 the port closes it, retries with exponential backoff while the loop keeps ticking, and reports
@@ -72,6 +74,10 @@ class Port:
         # a bus that keeps a node's own frames from it says so (ecu_sim.bus.hostlocal)
         self.own = OwnFrames(own_ids, monotonic, echoing=getattr(bus, "own_frames_come_back", True))
         self.own_ids = self.own.ids
+        #: the node's other identifiers, learned at their first send while the bus hands its
+        #: frames back: a frame with one is our echo or another node's (see ecu_sim.bus.own)
+        self._learned: set[int] = set()
+        self._learns = hands_back_sends(bus)
         self.counters = PortCounters()
         #: the controller's state as last reported by an error frame (assumed error-active until then)
         self.controller_state = ControllerState.ERROR_ACTIVE
@@ -147,7 +153,8 @@ class Port:
             return None
         if msg is None:
             return None  # the end of every drain: answered before anything else is looked up
-        if not msg.is_error_frame and msg.arbitration_id not in self.own_ids:
+        if (not msg.is_error_frame and msg.arbitration_id not in self.own_ids
+                and msg.arbitration_id not in self._learned):
             self.counters.rx += 1
             for listener in self._listeners:
                 listener.on_frame(msg, Direction.RECEIVED)
@@ -158,6 +165,7 @@ class Port:
         """Count and skip ``msg`` (an echo, a foreign frame with our identifier or an error frame)
         and the next ones like it, up to SKIP_LIMIT; the first other frame queued, or None."""
         counters, own_ids, listeners, own = self.counters, self.own_ids, self._listeners, self.own
+        learned = self._learned
         for left in reversed(range(SKIP_LIMIT)):  # SKIP_LIMIT frames received at most, this one included
             if msg.is_error_frame:
                 self._count_error_frame(msg)
@@ -170,6 +178,9 @@ class Port:
                     counters.foreign += 1
                     self.alerts += 1
                     direction = Direction.FOREIGN
+            elif msg.arbitration_id in learned and own.heard_back(msg):
+                counters.echo += 1  # a frame the node sent with another identifier, heard back
+                direction = Direction.ECHO
             else:
                 counters.rx += 1
                 for listener in listeners:
@@ -203,6 +214,8 @@ class Port:
             self.send_failed(msg, exc)
             return
         self.own.remember(msg)  # own.sent, one call less
+        if self._learns and msg.arbitration_id not in self._learned:
+            self._learned.add(msg.arbitration_id)  # its echo is ours, not the node's input
         self.counters.tx += 1  # what sent() does, without a call: every tick of every node comes here
         if self._failing_since is not None:
             self._sending_again()
@@ -216,6 +229,8 @@ class Port:
         it sends into is full, so only a frame ``send`` got through says the queue drained.
         """
         self.own.sent(msg)
+        if self._learns:
+            self._learned.add(msg.arbitration_id)
         self.counters.tx += 1
         for listener in self._listeners:
             listener.on_frame(msg, Direction.SENT)
@@ -287,6 +302,7 @@ class Port:
             self._retry_at = self._monotonic() + self._backoff_s
             log.debug("reconnect failed (%s); next try in %.1f s", exc, self._backoff_s)
             return
+        self._learns = hands_back_sends(self.bus)
         self.generation += 1
         self.counters.reconnects += 1
         if self.controller_state is not ControllerState.ERROR_ACTIVE:
@@ -306,3 +322,14 @@ class Port:
         if self.bus is not None:
             self.bus.shutdown()
             self.bus = None
+
+
+def hands_back_sends(bus: can.BusABC | None) -> bool:
+    """Whether ``bus`` hands the node back the frames it writes: a host-local bus says so
+    (:mod:`ecu_sim.bus.hostlocal`), python-can's virtual bus when asked to. A SocketCAN socket
+    hears the broadcast manager's frames, not its own writes, unless asked, which it does not say:
+    taken as not."""
+    said = getattr(bus, "own_frames_come_back", None)
+    if said is not None:
+        return bool(said)
+    return bool(getattr(bus, "receive_own_messages", False))

@@ -48,7 +48,7 @@ class Trace:
 
 
 @dataclass(frozen=True)
-class Difference:
+class TraceDifference:
     """Speed and command difference of two runs, aligned."""
 
     speed_max: float
@@ -60,13 +60,13 @@ class Difference:
 
 
 @dataclass
-class Verdict:
+class TraceVerdict:
     case: str
     settings: str
     verdict: str
     reason: str = ""
     #: run 1 of A against run 1 of B
-    first: Difference | None = None
+    first: TraceDifference | None = None
     spread_speed: float = 0.0
     spread_command: float = 0.0
     pairs: list[tuple[Trace, Trace]] = field(default_factory=list, repr=False)
@@ -103,18 +103,18 @@ def read_trace(path: Path) -> Trace:
                  {name: [float(r[name]) for r in rows] for name in COMMANDS if name in rows[0]})
 
 
-def difference(a: Trace, b: Trace, by_distance: bool, tolerance: Tolerance) -> Difference:
+def difference(a: Trace, b: Trace, by_distance: bool, tolerance: Tolerance) -> TraceDifference:
     """``b`` against ``a``, over the ticks (or the road) both cover."""
     pairs = list(_aligned(a, b, by_distance))
     if not pairs:
-        return Difference(math.inf, math.inf, math.inf, math.inf, 0.0)
+        return TraceDifference(math.inf, math.inf, math.inf, math.inf, 0.0)
     names = [name for name in COMMANDS if name in a.commands and name in b.commands]
     speed = [b.speed_kph[j] - a.speed_kph[i] for i, j in pairs]
     command = [max((_nearest(a.commands[n][i], b.commands[n], j) for n in names), default=0.0)
                for i, j in pairs]
     first = next((a.t_s[i] for (i, _), dv, dc in zip(pairs, speed, command, strict=True)
                   if abs(dv) > tolerance.speed_kph or dc > tolerance.command_pct), None)
-    return Difference(max(map(abs, speed)), _rms(speed), max(command), _rms(command), first)
+    return TraceDifference(max(map(abs, speed)), _rms(speed), max(command), _rms(command), first)
 
 
 def _nearest(value: float, series: list[float], at: int) -> float:
@@ -142,7 +142,7 @@ def _rms(values: Sequence[float]) -> float:
     return math.sqrt(sum(v * v for v in values) / len(values)) if values else 0.0
 
 
-def compare(a_path: str, b_path: str, tolerance: Tolerance) -> list[Verdict]:
+def compare(a_path: str, b_path: str, tolerance: Tolerance) -> list[TraceVerdict]:
     """A verdict per case of A's table (by id, its repetitions together)."""
     runs_a, runs_b = _runs(read_table(a_path)), _runs(read_table(b_path))
     folders = Path(a_path).parent / "traces", Path(b_path).parent / "traces"
@@ -157,15 +157,16 @@ def _runs(rows: list[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
 
 
 def _verdict(case: str, rows_a: list[dict[str, str]], rows_b: list[dict[str, str]],
-             folders: tuple[Path, Path], tolerance: Tolerance) -> Verdict:
+             folders: tuple[Path, Path], tolerance: Tolerance) -> TraceVerdict:
     settings = _settings(rows_a[0])
     if not rows_b:
-        return Verdict(case, settings, INCONCLUSIVE, "missing from the second table")
+        return TraceVerdict(case, settings, INCONCLUSIVE, "missing from the second table")
     failed_a, failed_b = (any(r["status"] != OK for r in rows) for rows in (rows_a, rows_b))
     if failed_a or failed_b:
         if failed_a != failed_b and all(r["status"] != OK for r in (rows_b if failed_b else rows_a)):
-            return Verdict(case, settings, DIFFERS, f"every run failed in {'B' if failed_b else 'A'} only")
-        return Verdict(case, settings, INCONCLUSIVE, "a run failed")
+            only = "B" if failed_b else "A"
+            return TraceVerdict(case, settings, DIFFERS, f"every run failed in {only} only")
+        return TraceVerdict(case, settings, INCONCLUSIVE, "a run failed")
     a = [read_trace(folders[0] / f"{row['id']}.csv") for row in rows_a]
     b = [read_trace(folders[1] / f"{row['id']}.csv") for row in rows_b]
     # a route (grade_file: grades by distance or an elevation route) is aligned by the road
@@ -182,7 +183,7 @@ def _verdict(case: str, rows_a: list[dict[str, str]], rows_b: list[dict[str, str
         verdict = SAME
     else:
         verdict = INCONCLUSIVE
-    return Verdict(case, settings, verdict, first=between[0], spread_speed=spread_v,
+    return TraceVerdict(case, settings, verdict, first=between[0], spread_speed=spread_v,
                    spread_command=spread_c, pairs=[(a[0], b[0])])
 
 
@@ -191,12 +192,12 @@ def _settings(row: dict[str, str]) -> str:
     return f" [{', '.join(given)}]" if given else ""
 
 
-def summary(verdicts: Sequence[Verdict]) -> str:
+def summary(verdicts: Sequence[TraceVerdict]) -> str:
     counts = {name: sum(1 for v in verdicts if v.verdict == name) for name in (SAME, DIFFERS, INCONCLUSIVE)}
     return f"{len(verdicts)} cases: " + ", ".join(f"{n} {name}" for name, n in counts.items())
 
 
-def plot(verdicts: Sequence[Verdict], folder: str) -> list[Path]:
+def plot(verdicts: Sequence[TraceVerdict], folder: str) -> list[Path]:
     """A PNG per case that is not *same*: both versions' first runs and their difference."""
     try:
         import matplotlib

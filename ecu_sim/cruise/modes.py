@@ -33,7 +33,8 @@ class ControllerSettings:
     eco_roll: bool = _PREDICTIVE.eco_roll
     eco_roll_min_kph: float = _PREDICTIVE.eco_roll_min_kph
     eco_roll_min_s: float = _PREDICTIVE.eco_roll_min_s
-    anticipate_kph: float = _PREDICTIVE.anticipate_kph
+    #: None: the truck's default (:meth:`predictive_for`)
+    anticipate_kph: float | None = None
     anticipate_m: float = _PREDICTIVE.anticipate_m
     climb_pct: float = _PREDICTIVE.climb_pct
 
@@ -43,14 +44,25 @@ class ControllerSettings:
 
     @property
     def predictive(self) -> PredictiveParams | None:
-        """The band and preview with ``mode = predictive``; None for the PI controller alone."""
+        """The band and preview with ``mode = predictive``; None for the PI controller alone. An
+        unset lift is the default of a CCM that may eco-roll (:meth:`predictive_for`)."""
+        return self.predictive_for(neutral=True)
+
+    def predictive_for(self, neutral: bool) -> PredictiveParams | None:
+        """:attr:`predictive` for a CCM that can ask the transmission for neutral (``neutral``) or
+        cannot. The lift ahead of a climb, unless set, is the default only where the CCM may
+        eco-roll: with the coast in gear alone the speed it buys costs more air drag than the
+        climb gives back, so it would cost fuel against the PI controller (docs/eco-cruise.md)."""
         if self.mode != "predictive":
             return None
-        return self._predictive()
+        return self._predictive(rolls=neutral and self.eco_roll)
 
-    def _predictive(self) -> PredictiveParams:
+    def _predictive(self, rolls: bool = True) -> PredictiveParams:
+        lift = self.anticipate_kph
+        if lift is None:
+            lift = _PREDICTIVE.anticipate_kph if rolls else 0.0
         return PredictiveParams(self.under_kph, self.over_kph, self.preview_m, self.eco_roll,
-                                self.eco_roll_min_kph, self.eco_roll_min_s, self.anticipate_kph,
+                                self.eco_roll_min_kph, self.eco_roll_min_s, lift,
                                 self.anticipate_m, self.climb_pct)
 
     def problems(self) -> list[str]:

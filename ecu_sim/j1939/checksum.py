@@ -66,7 +66,7 @@ def xbr_fold(s: int) -> int:
     return ((s >> 4) + s) & 0xF
 
 
-class Verdict(enum.Enum):
+class IntegrityVerdict(enum.Enum):
     """What the integrity fields of a received frame say."""
 
     OK = "counter and checksum right"
@@ -103,16 +103,16 @@ class Integrity:
         data = self.counter.write(payload, counter % self.modulus)
         return self.checksum.write(data, self.fold(checksum_sum(arbitration_id, data, self.checksum)))
 
-    def verify(self, arbitration_id: int, payload: bytes) -> Verdict:
+    def verify(self, arbitration_id: int, payload: bytes) -> IntegrityVerdict:
         counter, checksum = self.counter.read(payload), self.checksum.read(payload)
         na = self.not_available
         if na is not None and (counter == na or checksum == na):
-            return Verdict.UNCHECKED
+            return IntegrityVerdict.UNCHECKED
         if counter >= self.modulus:
-            return Verdict.BAD_COUNTER
+            return IntegrityVerdict.BAD_COUNTER
         if checksum != self.fold(checksum_sum(arbitration_id, payload, self.checksum)):
-            return Verdict.BAD_CHECKSUM
-        return Verdict.OK
+            return IntegrityVerdict.BAD_CHECKSUM
+        return IntegrityVerdict.OK
 
 
 class Step(enum.Enum):

@@ -24,7 +24,7 @@ _RAD_S_PER_RPM = 0.10471975511965977
 def build_preview(settings: Settings, road: object, eco_roll: bool = False) -> Preview | None:
     """The predictive part of a CCM with ``[controller] mode = predictive``; None for the PI one.
     ``eco_roll``: the CCM can ask the transmission for neutral (TC1), so it predicts that coast too."""
-    params = settings.controller.predictive
+    params = settings.controller.predictive_for(neutral=eco_roll)
     if params is None:
         return None
     if not isinstance(road, Terrain):

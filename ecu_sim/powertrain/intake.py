@@ -16,7 +16,7 @@ from cantools.database.can import Message
 
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.codec.spn import SignalLayout, spn_signals
-from ecu_sim.j1939.checksum import Integrity, Verdict
+from ecu_sim.j1939.checksum import Integrity, IntegrityVerdict
 from ecu_sim.j1939.ids import destination_of, pgn_of, source_address_of
 from ecu_sim.powertrain.brake_control import Ebi, XbrCommand, XbrMode
 from ecu_sim.powertrain.engine_control import Override, Tsc1Command
@@ -32,7 +32,7 @@ TC1_GEAR = 525
 #: the highest raw values of a 16-bit and an 8-bit parameter (FAFFh, FAh): above them J1939 says
 #: error or not available, and TSC1 uses these very values to say "no speed" or "no torque"
 _MAX_16, _MAX_8 = 0xFAFF, 0xFA
-_CHECK_FAILURES: Final = {Verdict.BAD_CHECKSUM: "checksum", Verdict.BAD_COUNTER: "counter"}
+_CHECK_FAILURES: Final = {IntegrityVerdict.BAD_CHECKSUM: "checksum", IntegrityVerdict.BAD_COUNTER: "counter"}
 
 
 def fields_of(message: Message) -> dict[int, SignalLayout]:

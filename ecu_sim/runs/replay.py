@@ -143,7 +143,7 @@ class ReplayClock(VirtualClock):
 
 
 @dataclass(frozen=True)
-class Difference:
+class ReplayDifference:
     tick: int
     time_s: float
     recorded: str
@@ -160,7 +160,7 @@ class ReplayResult:
     frames: int
     #: ticks whose recorded frame never reached the bus, so there is nothing to compare
     unverified: int
-    difference: Difference | None
+    difference: ReplayDifference | None
     #: where the log parts from its journal (frames missing, remarked, cut short or run on)
     mismatch: Mismatch | None = None
     #: the journal has no end line: the run was killed (or its disk filled) before it stopped,
@@ -218,7 +218,7 @@ def _compare(kind: str, recording: Recording, bus: ReplayBus, period_s: float) -
             unverified += 1
             continue
         if _key(recorded) != _key(replayed):
-            difference = Difference(tick, tick * period_s, text(recorded), text(replayed))
+            difference = ReplayDifference(tick, tick * period_s, text(recorded), text(replayed))
             return ReplayResult(kind, period_s, ticks, frames, unverified, difference, bus.mismatch, cut)
         frames += len(recorded)
     return ReplayResult(kind, period_s, ticks, frames, unverified, None, bus.mismatch, cut)

@@ -32,7 +32,7 @@ class _Params(Protocol):
     def gear_ratios(self) -> tuple[float, ...]: ...
 
 
-class Class6Model(Protocol):
+class OutOfGearModel(Protocol):
     """What of the class6 model a tick out of gear needs (ecu_sim.vehicle.class6.Class6Model)."""
 
     @property
@@ -47,7 +47,7 @@ class Class6Model(Protocol):
     def rpm_in(self, gear: int, speed_mps: float) -> float: ...
 
 
-def gear_and_sync(model: Class6Model, s: Class6State, requested: bool) -> tuple[int, float]:
+def gear_and_sync(model: OutOfGearModel, s: Class6State, requested: bool) -> tuple[int, float]:
     """The gear the driveline is set for and the synchronising time left after this tick's start:
     none while neutral is asked for; a full shift time from the tick the request ends."""
     if requested:
@@ -57,7 +57,7 @@ def gear_and_sync(model: Class6Model, s: Class6State, requested: bool) -> tuple[
     return engage_gear(model, s.speed_mps), model.params.shift_time_s
 
 
-def after(model: Class6Model, s: Class6State, requested: bool, gear: int, shift_left: float, v: float,
+def after(model: OutOfGearModel, s: Class6State, requested: bool, gear: int, shift_left: float, v: float,
           distance: float, brake: float, dt_s: float) -> Class6State:
     """The state after a tick out of gear that took the truck to ``v`` and ``distance``."""
     idle = model.engine.idle_rpm
@@ -72,7 +72,7 @@ def after(model: Class6Model, s: Class6State, requested: bool, gear: int, shift_
                       neutral=True)
 
 
-def engage_gear(model: Class6Model, speed_mps: float) -> int:
+def engage_gear(model: OutOfGearModel, speed_mps: float) -> int:
     """The highest gear that puts the engine clear above the released pedal's downshift line at
     ``speed_mps``, so the schedule keeps it once engaged; first gear below that."""
     schedule = model.params.schedule

@@ -14,7 +14,7 @@ import ecu_sim
 from ecu_sim.attack.capture import read_labels
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.codec.profile import Profile
-from ecu_sim.j1939.checksum import Verdict
+from ecu_sim.j1939.checksum import IntegrityVerdict
 from ecu_sim.j1939.ids import pgn_of, source_address_of
 from ecu_sim.j1939.transport import ABORT, ABORT_RETRANSMIT_LIMIT
 from tests.conftest import HANG_S, Udp, clean_env, ecu_sim_command
@@ -55,7 +55,7 @@ def test_the_attack_process_sends_tsc1_a_receiver_accepts_with_its_counter_runni
     integrity = integrity_of(Profile.load("j1939").database.get_message_by_name("TSC1"))
     assert integrity is not None
     assert 0 < len(tsc1) <= 100
-    assert {integrity.verify(msg.arbitration_id, bytes(msg.data)) for msg in tsc1} == {Verdict.OK}
+    assert {integrity.verify(msg.arbitration_id, bytes(msg.data)) for msg in tsc1} == {IntegrityVerdict.OK}
     # UDP may drop a datagram, so what was heard is held to rules a loss keeps: each heard counter
     # runs on from the one heard before it, and the capture labels at least every frame heard
     counters = [integrity.counter.read(bytes(msg.data)) for msg in tsc1]

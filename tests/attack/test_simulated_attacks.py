@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ecu_sim.attack.capture import SUFFIX
 from ecu_sim.attack.plan import BENIGN
-from ecu_sim.j1939.checksum import Verdict
+from ecu_sim.j1939.checksum import IntegrityVerdict
 from ecu_sim.j1939.ids import pgn_of, source_address_of
 from tests.conftest import Cli
 from tests.helpers.attacked import labelled, simulate
@@ -61,7 +61,7 @@ def test_injected_tsc1_carries_a_valid_counter_and_checksum_and_takes_the_engine
     integrity = integrity_of(Profile.load("j1939").database.get_message_by_name("TSC1"))
     assert integrity is not None
     tsc1 = [msg for msg, label in labelled(capture) if label == 1]
-    assert {integrity.verify(msg.arbitration_id, bytes(msg.data)) for msg in tsc1} == {Verdict.OK}
+    assert {integrity.verify(msg.arbitration_id, bytes(msg.data)) for msg in tsc1} == {IntegrityVerdict.OK}
     assert [integrity.counter.read(bytes(msg.data)) for msg in tsc1[:9]] == [0, 1, 2, 3, 4, 5, 6, 7, 0]
     controlling = {int(row["controlling_address"]) for row in rows if 1.5 <= float(row["t_s"]) < 3.0}
     assert controlling == {ATTACKER_SA}

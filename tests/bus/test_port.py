@@ -71,6 +71,43 @@ def test_an_old_payload_of_ours_after_a_newer_echo_is_foreign(looped: tuple[can.
     assert (port.counters.echo, port.counters.foreign) == (2, 1)
 
 
+CLAIM_FROM_21 = 0x18EEFF21  # an identifier the node sends now and then, not one it was built with
+
+
+def claim(data: bytes) -> can.Message:
+    return can.Message(arbitration_id=CLAIM_FROM_21, data=data)
+
+
+def test_our_frame_of_another_identifier_heard_back_is_an_echo(looped: tuple[can.BusABC, bus.Port]) -> None:
+    _, port = looped
+    port.send(claim(b"\x21" * 8))
+    assert port.recv(0.1) is None
+    assert (port.counters.echo, port.counters.rx, port.counters.foreign) == (1, 0, 0)
+
+
+def test_another_nodes_frame_of_an_identifier_we_sent_goes_to_the_node(
+        looped: tuple[can.BusABC, bus.Port]) -> None:
+    """A J1939 layer must hear a rival's claim from our address to contend for it."""
+    other, port = looped
+    port.send(claim(b"\x21" * 8))
+    other.send(claim(b"\x05" * 8))
+    received = port.recv(0.1)
+    assert received is not None and bytes(received.data) == b"\x05" * 8
+    assert (port.counters.echo, port.counters.rx, port.counters.foreign) == (1, 1, 0)
+
+
+def test_a_bus_that_keeps_our_frames_from_us_leaves_every_other_identifier_to_the_node() -> None:
+    """On such a bus nothing comes back, so even our exact payload from another sender is input."""
+    a = can.Bus(interface="virtual", channel="test-port-unlooped", receive_own_messages=False)
+    with bus.Port(can.Bus(interface="virtual", channel="test-port-unlooped", receive_own_messages=False),
+                  own_ids=[]) as port:
+        port.send(claim(b"\x21" * 8))
+        a.recv(0.1)
+        a.send(claim(b"\x21" * 8))
+        assert port.recv(0.1) is not None
+    a.shutdown()
+
+
 def test_the_kernel_repeating_our_newest_payload_is_still_our_echo() -> None:
     own = OwnFrames([0x18FEF125])
     own.sent(own_frame(b"\x05"))

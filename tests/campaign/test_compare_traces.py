@@ -50,7 +50,7 @@ def version(folder: Path, cases: dict[str, Sequence[Speed]], app: float | Speed 
     return str(folder / "results.csv")
 
 
-def verdict_of(a: str, b: str) -> traces.Verdict:
+def verdict_of(a: str, b: str) -> traces.TraceVerdict:
     (found,) = traces.compare(a, b, traces.Tolerance(speed_kph=0.5, command_pct=2.0))
     return found
 

@@ -13,7 +13,7 @@ from cantools.database.can import Database, Message
 from ecu_sim.codec.integrity import integrity_of
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import Invalid, RoleCodec
-from ecu_sim.j1939.checksum import BitField, CounterWatch, Integrity, Step, Verdict, checksum_sum
+from ecu_sim.j1939.checksum import BitField, CounterWatch, Integrity, IntegrityVerdict, Step, checksum_sum
 
 TSC1_ID = 0x0C00002A
 XBR_ID = 0x0C040B2A
@@ -87,47 +87,48 @@ def test_every_sealed_counter_verifies(database: Database, name: str) -> None:
     rule = integrity(database, name)
     ident = message(database, name).frame_id & 0x1FFFFFFF
     for counter in range(rule.modulus):
-        assert rule.verify(ident, rule.seal(ident, bytes(range(8)), counter)) is Verdict.OK
+        assert rule.verify(ident, rule.seal(ident, bytes(range(8)), counter)) is IntegrityVerdict.OK
 
 
 def test_a_flipped_payload_bit_fails_the_tsc1_checksum(database: Database) -> None:
     rule = integrity(database, "TSC1")
     frame = bytearray(rule.seal(TSC1_ID, TSC1_BODY + b"\xff", 2))
     frame[3] ^= 0x08  # the requested torque: 40 % becomes 48 %
-    assert rule.verify(TSC1_ID, bytes(frame)) is Verdict.BAD_CHECKSUM
+    assert rule.verify(TSC1_ID, bytes(frame)) is IntegrityVerdict.BAD_CHECKSUM
 
 
 def test_the_same_tsc1_payload_from_another_sender_fails_its_checksum(database: Database) -> None:
     rule = integrity(database, "TSC1")
     frame = rule.seal(TSC1_ID, TSC1_BODY + b"\xff", 0)
-    assert rule.verify(0x0C000003, frame) is Verdict.BAD_CHECKSUM
+    assert rule.verify(0x0C000003, frame) is IntegrityVerdict.BAD_CHECKSUM
 
 
 def test_a_flipped_counter_bit_fails_the_xbr_checksum(database: Database) -> None:
     rule = integrity(database, "XBR")
     frame = bytearray(rule.seal(XBR_ID, XBR_BODY + b"\xff", 4))
     frame[7] ^= 0x01
-    assert rule.verify(XBR_ID, bytes(frame)) is Verdict.BAD_CHECKSUM
+    assert rule.verify(XBR_ID, bytes(frame)) is IntegrityVerdict.BAD_CHECKSUM
 
 
 @pytest.mark.parametrize("last_byte", [0xF0 | 0x3, 0x3F, 0xFF], ids=["checksum F", "counter F", "both F"])
 def test_tsc1_counter_or_checksum_not_available_is_accepted_unchecked(database: Database,
                                                                        last_byte: int) -> None:
-    assert integrity(database, "TSC1").verify(TSC1_ID, TSC1_BODY + bytes([last_byte])) is Verdict.UNCHECKED
+    verdict = integrity(database, "TSC1").verify(TSC1_ID, TSC1_BODY + bytes([last_byte]))
+    assert verdict is IntegrityVerdict.UNCHECKED
 
 
 def test_tsc1_counter_beyond_7_is_out_of_range(database: Database) -> None:
     rule = integrity(database, "TSC1")
     frame = rule.checksum.write(rule.counter.write(TSC1_BODY + b"\xff", 9), 0)
-    assert rule.verify(TSC1_ID, frame) is Verdict.BAD_COUNTER
+    assert rule.verify(TSC1_ID, frame) is IntegrityVerdict.BAD_COUNTER
 
 
 def test_xbr_counter_15_is_a_counter_not_a_not_available(database: Database) -> None:
     rule = integrity(database, "XBR")
     sealed = rule.seal(XBR_ID, XBR_BODY + b"\xff", 15)
-    assert rule.verify(XBR_ID, sealed) is Verdict.OK
+    assert rule.verify(XBR_ID, sealed) is IntegrityVerdict.OK
     wrong = rule.checksum.write(sealed, rule.checksum.read(sealed) ^ 1)
-    assert rule.verify(XBR_ID, wrong) is Verdict.BAD_CHECKSUM
+    assert rule.verify(XBR_ID, wrong) is IntegrityVerdict.BAD_CHECKSUM
 
 
 def test_a_message_without_counter_and_checksum_has_no_integrity_rule(database: Database) -> None:
