@@ -31,7 +31,7 @@ FIRST_DATA: Final = 6
 CONSECUTIVE_DATA: Final = 7
 
 
-class Kind(enum.IntEnum):
+class FrameKind(enum.IntEnum):
     """The frame types by the high nibble of the first byte."""
 
     SINGLE = 0

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from ecu_sim.isotp import frames
-from ecu_sim.isotp.frames import FlowStatus, Kind
+from ecu_sim.isotp.frames import FlowStatus, FrameKind
 from ecu_sim.runtime.ticks import ticks_in
 
 #: target addresses of a functional request a node takes beside its own: the global address, and
@@ -56,7 +56,7 @@ class Limits:
     timeout_s: float = 1.0
 
 
-class Message(NamedTuple):
+class TesterRequest(NamedTuple):
     """A whole request: from which tester, whether functional, its bytes."""
 
     tester: int
@@ -109,7 +109,7 @@ class IsoTpServer:
         self._receptions: dict[int, _Reception] = {}
         self._transmissions: dict[int, _Transmission] = {}
         self._flow: list[tuple[int, bytes]] = []
-        self._inbox: list[Message] = []
+        self._inbox: list[TesterRequest] = []
         self._now = 0
         self.counters = _Counters()
 
@@ -131,19 +131,19 @@ class IsoTpServer:
         if not data:
             return True
         kind = data[0] >> 4
-        if kind == Kind.SINGLE:
+        if kind == FrameKind.SINGLE:
             self._single(where.tester, where.functional, data)
         elif where.functional:
             pass  # ISO 15765-2: functional addressing carries single frames only
-        elif kind == Kind.FIRST:
+        elif kind == FrameKind.FIRST:
             self._first(where.tester, data)
-        elif kind == Kind.CONSECUTIVE:
+        elif kind == FrameKind.CONSECUTIVE:
             self._consecutive(where.tester, data)
-        elif kind == Kind.FLOW_CONTROL:
+        elif kind == FrameKind.FLOW_CONTROL:
             self._flow_control(where.tester, data)
         return True
 
-    def take(self) -> list[Message]:
+    def take(self) -> list[TesterRequest]:
         """The requests completed since the last call, in the order they completed."""
         inbox, self._inbox = self._inbox, []
         return inbox
@@ -185,7 +185,7 @@ class IsoTpServer:
     def _single(self, tester: int, functional: bool, data: bytes | bytearray) -> None:
         size = data[0] & 0x0F
         if 0 < size < len(data):
-            self._inbox.append(Message(tester, functional, bytes(data[1:1 + size])))
+            self._inbox.append(TesterRequest(tester, functional, bytes(data[1:1 + size])))
 
     def _first(self, tester: int, data: bytes | bytearray) -> None:
         if len(data) < frames.FRAME_BYTES:
@@ -214,7 +214,7 @@ class IsoTpServer:
         receiving.deadline = self._now + self._timeout + 1
         if len(receiving.data) >= receiving.size:
             del self._receptions[tester]
-            self._inbox.append(Message(tester, False, bytes(receiving.data)))
+            self._inbox.append(TesterRequest(tester, False, bytes(receiving.data)))
             return
         if receiving.block_left:
             receiving.block_left -= 1

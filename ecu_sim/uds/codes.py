@@ -35,7 +35,7 @@ class Service(enum.IntEnum):
     CONTROL_DTC_SETTING = 0x85
 
 
-class Session(enum.IntEnum):
+class DiagnosticSession(enum.IntEnum):
     DEFAULT = 0x01
     PROGRAMMING = 0x02
     EXTENDED = 0x03

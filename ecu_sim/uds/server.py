@@ -29,19 +29,19 @@ from ecu_sim.uds.codes import (
     POSITIVE,
     ROUTINE_ERASE_MEMORY,
     SUPPRESS,
+    DiagnosticSession,
     Nrc,
     Service,
-    Session,
     negative,
 )
 from ecu_sim.uds.node import ServedNode
 from ecu_sim.uds.programming import Programming
 from ecu_sim.uds.security import Security
 
-ALL_SESSIONS: Final = frozenset(Session)
-_WORKING: Final = frozenset({Session.EXTENDED, Session.PROGRAMMING})
-_PROGRAMMING: Final = frozenset({Session.PROGRAMMING})
-_RUNNING: Final = frozenset({Session.DEFAULT, Session.EXTENDED})
+ALL_SESSIONS: Final = frozenset(DiagnosticSession)
+_WORKING: Final = frozenset({DiagnosticSession.EXTENDED, DiagnosticSession.PROGRAMMING})
+_PROGRAMMING: Final = frozenset({DiagnosticSession.PROGRAMMING})
+_RUNNING: Final = frozenset({DiagnosticSession.DEFAULT, DiagnosticSession.EXTENDED})
 #: P2 never below this, P2* and S3 (ISO 14229's common values)
 P2_FLOOR_MS: Final = 50
 P2_STAR_MS: Final = 5000
@@ -58,7 +58,7 @@ class Rule:
     """How one service is served; ``sub_functions`` empty: its second byte is no sub-function."""
 
     handler: Handler
-    sessions: frozenset[Session]
+    sessions: frozenset[DiagnosticSession]
     min_length: int
     sub_functions: frozenset[int] = frozenset()
     secured: bool = False
@@ -70,7 +70,7 @@ class UdsServer:
     def __init__(self, node: ServedNode, security: Security, period_s: float) -> None:
         self.node = node
         self.security = security
-        self.session = Session.DEFAULT
+        self.session = DiagnosticSession.DEFAULT
         self.p2_ms = max(P2_FLOOR_MS, math.ceil(2000.0 * period_s))
         self.p2_star_ms = P2_STAR_MS
         self._s3 = max(1, ticks_in(S3_S, period_s))
@@ -86,7 +86,8 @@ class UdsServer:
     @property
     def idle(self) -> bool:
         """Nothing to do at any tick until a request comes: the default session, nothing running."""
-        return self.session is Session.DEFAULT and self.reset_due is None and not self.programming.busy
+        return (self.session is DiagnosticSession.DEFAULT and self.reset_due is None
+                and not self.programming.busy)
 
     def next_due(self, tick: int) -> int:
         """The next tick :meth:`tick` has work at (a session's S3, an erase, a reset)."""
@@ -114,20 +115,20 @@ class UdsServer:
         """What falls due at ``tick``: an erase's answer (tester, bytes), a reset, S3."""
         if self.reset_due is not None and tick >= self.reset_due[0]:
             kind, self.reset_due = self.reset_due[1], None
-            self.enter(Session.DEFAULT)
+            self.enter(DiagnosticSession.DEFAULT)
             self.node.reset(kind)
         done = self.programming.erase_done(tick)
         erasing = self.programming.erasing is not None
-        if self.session is not Session.DEFAULT and tick >= self._s3_until and not erasing:
-            self.enter(Session.DEFAULT)
+        if self.session is not DiagnosticSession.DEFAULT and tick >= self._s3_until and not erasing:
+            self.enter(DiagnosticSession.DEFAULT)
         return [] if done is None else [done]
 
-    def enter(self, session: Session) -> None:
+    def enter(self, session: DiagnosticSession) -> None:
         """Change the session: security locks; back in the default one, what the others changed ends."""
-        if session is not self.session or session is Session.DEFAULT:
+        if session is not self.session or session is DiagnosticSession.DEFAULT:
             self.security.lock()
         self.session = session
-        if session is Session.DEFAULT:
+        if session is DiagnosticSession.DEFAULT:
             self.programming.abort()
             if self.communication_off:
                 self.communication_off = False
@@ -175,9 +176,9 @@ def _reset(server: UdsServer, request: bytes, tester: int, tick: int) -> bytes |
 def _session(server: UdsServer, request: bytes, tester: int, tick: int) -> bytes | Nrc:
     if len(request) != 2:
         return Nrc.INCORRECT_MESSAGE_LENGTH_OR_INVALID_FORMAT
-    session = Session(request[1] & 0x7F)
-    if session is Session.PROGRAMMING:
-        if server.session is Session.DEFAULT:
+    session = DiagnosticSession(request[1] & 0x7F)
+    if session is DiagnosticSession.PROGRAMMING:
+        if server.session is DiagnosticSession.DEFAULT:
             return Nrc.SUB_FUNCTION_NOT_SUPPORTED_IN_ACTIVE_SESSION  # by way of the extended session
         if server.moving():
             return Nrc.CONDITIONS_NOT_CORRECT
@@ -222,13 +223,13 @@ def _exit(server: UdsServer, request: bytes, tester: int, tick: int) -> bytes | 
 
 
 RULES: Final[dict[Service, Rule]] = {
-    Service.DIAGNOSTIC_SESSION_CONTROL: Rule(_session, ALL_SESSIONS, 2, frozenset(Session)),
+    Service.DIAGNOSTIC_SESSION_CONTROL: Rule(_session, ALL_SESSIONS, 2, frozenset(DiagnosticSession)),
     Service.ECU_RESET: Rule(_reset, ALL_SESSIONS, 2, frozenset({1, 2, 3})),
     Service.CLEAR_DIAGNOSTIC_INFORMATION: Rule(services.clear, _RUNNING, 4),
     Service.READ_DTC_INFORMATION: Rule(services.read_dtcs, _RUNNING, 2, frozenset({1, 2})),
     Service.READ_DATA_BY_IDENTIFIER: Rule(services.read_data, ALL_SESSIONS, 3),
     Service.SECURITY_ACCESS: Rule(_security, _WORKING, 2, frozenset({1, 2})),
-    Service.COMMUNICATION_CONTROL: Rule(services.communication, frozenset({Session.EXTENDED}), 3,
+    Service.COMMUNICATION_CONTROL: Rule(services.communication, frozenset({DiagnosticSession.EXTENDED}), 3,
                                         frozenset({0, 1, 2, 3})),
     Service.WRITE_DATA_BY_IDENTIFIER: Rule(services.write_data, _WORKING, 4, secured=True),
     Service.ROUTINE_CONTROL: Rule(_routine, _PROGRAMMING, 4, frozenset({1, 2, 3}), secured=True),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Final, Protocol
 
-from ecu_sim.uds.codes import DID_ACTIVE_SESSION, DTC_FORMAT_J1939, POSITIVE, Nrc, Service, Session
+from ecu_sim.uds.codes import DID_ACTIVE_SESSION, DTC_FORMAT_J1939, POSITIVE, DiagnosticSession, Nrc, Service
 from ecu_sim.uds.node import ServedNode
 
 #: DTC status bits: test failed, test failed this operation cycle, confirmed
@@ -34,7 +34,7 @@ class Served(Protocol):
     """What these services read and change of the server (its node, session and switches)."""
 
     node: ServedNode
-    session: Session
+    session: DiagnosticSession
     communication_off: bool
     dtc_recording_off: bool
 

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.socketcan.conftest import create_vcan, delete_link
+from tests.socketcan.conftest import Node, create_vcan, delete_link
 from tests.socketcan.test_j1939_kernel import CLAIMED, KernelClient
-from tests.socketcan.test_nodes_vm import Node
 
 pytestmark = pytest.mark.socketcan
 
