@@ -25,7 +25,8 @@ CCM = 0x11
 VIN = "1M8GDM9AXKP042788"
 #: SPN 520 FMI 31 in J1939-73's DTC format, as udsoncan reads it (three bytes, big-endian)
 FAULT_DTC = 0x08021F
-DELAY_S = 2.0
+#: long enough that the request right after the lockout still falls inside it on a loaded machine
+DELAY_S = 6.0
 
 
 class Text(udsoncan.DidCodec):
