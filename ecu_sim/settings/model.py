@@ -16,6 +16,7 @@ from typing import Any
 from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
+from ecu_sim.settings.calibration import CalibrationSettings as CalibrationSettings
 from ecu_sim.settings.controls import ControlSettings as ControlSettings
 from ecu_sim.settings.fms import FmsSettings as FmsSettings
 from ecu_sim.settings.j1939 import NETWORKS as NETWORKS
@@ -303,6 +304,7 @@ class Settings:
     ccm: CcmSettings = field(default_factory=CcmSettings)
     fms: FmsSettings = field(default_factory=FmsSettings)
     controls: ControlSettings = field(default_factory=ControlSettings)
+    calibration: CalibrationSettings = field(default_factory=CalibrationSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -325,6 +327,7 @@ SECTIONS: dict[str, type[Any]] = {
     "ccm": CcmSettings,
     "fms": FmsSettings,
     "controls": ControlSettings,
+    "calibration": CalibrationSettings,
 }
 BUS_SECTION = "bus"
 
