@@ -20,7 +20,8 @@ def _bound(value: float) -> str:
 def layout_lines(kind: str) -> list[str]:
     """The layout of ``kind`` as a Markdown table, under a line naming the node kind."""
     layout = layout_of(kind)
-    lines = [f"{kind} (node kind {layout.code}, area 0x{layout.start:X}, {layout.size} bytes)", "",
+    end = layout.start + layout.size
+    lines = [f"The {kind}: node kind {layout.code}, area 0x{layout.start:X}..0x{end:X} ({layout.size} bytes).", "",
              "| parameter | address | size | type | range | unit | DID | what it sets |",
              "|---|---|---|---|---|---|---|---|"]
     for p in layout.parameters:
