@@ -21,7 +21,8 @@ def layout_lines(kind: str) -> list[str]:
     """The layout of ``kind`` as a Markdown table, under a line naming the node kind."""
     layout = layout_of(kind)
     end = layout.start + layout.size
-    lines = [f"The {kind}: node kind {layout.code}, area 0x{layout.start:X}..0x{end:X} ({layout.size} bytes).", "",
+    area = f"area 0x{layout.start:X}..0x{end:X} ({layout.size} bytes)"
+    lines = [f"The {kind}: node kind {layout.code}, {area}.", "",
              "| parameter | address | size | type | range | unit | DID | what it sets |",
              "|---|---|---|---|---|---|---|---|"]
     for p in layout.parameters:
