@@ -68,3 +68,19 @@ def test_an_image_for_another_node_in_a_setting_is_refused_in_one_line(cli_main:
     result = cli_main(*SIMULATE, "--config", str(config))
     assert result.status == 2 and "an image for the brakes, not for the engine" in result.err
     assert "[calibration] engine" in result.err and "Traceback" not in result.err
+
+
+def test_a_campaign_case_starts_from_an_image_named_beside_the_campaign_file(cli_main: Cli,
+                                                                            tmp_path: Path) -> None:
+    from ecu_sim.campaign import matrix, spec
+    from ecu_sim.campaign.case import run_case
+
+    build(cli_main, tmp_path / "slow.s19", "engine", "road_speed_limit_kph=70")
+    path = tmp_path / "c.toml"
+    path.write_text('[base]\nrun.duration_s = 60\nvehicle.preset = "class6"\nprofile.name = "j1939"\n'
+                    'j1939.network = "powertrain"\nrun.initial_speed_kph = 60\nrun.set_speed_kph = 95\n'
+                    'run.grade_pct = 0\n[[case]]\n[[case]]\ncalibration.engine = "slow.s19"\n')
+    cases = sorted(matrix.expand(spec.load(path)), key=lambda case: case.settings().calibration.engine or "")
+    free, slow = (run_case(case) for case in cases)
+    assert free["status"] == slow["status"] == "ok"
+    assert float(free["final_speed_kph"]) > 85.0 >= 70.5 >= float(slow["final_speed_kph"])
