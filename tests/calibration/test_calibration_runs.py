@@ -84,3 +84,24 @@ def test_a_campaign_case_starts_from_an_image_named_beside_the_campaign_file(cli
     free, slow = (run_case(case) for case in cases)
     assert free["status"] == slow["status"] == "ok"
     assert float(free["final_speed_kph"]) > 85.0 >= 70.5 >= float(slow["final_speed_kph"])
+
+
+def test_the_single_node_class6_ecu_takes_its_road_speed_limit_from_its_image(cli_main: Cli,
+                                                                             tmp_path: Path) -> None:
+    build(cli_main, tmp_path / "ecu.s19", "ecu", "road_speed_limit_kph=70")
+    config, out = tmp_path / "ecu.ini", tmp_path / "ecu.csv"
+    config.write_text(f"[calibration]\necu = {tmp_path / 'ecu.s19'}\n")
+    result = cli_main("simulate", "--vehicle", "class6", "--grade", "0", "--duration", "60",
+                      "--initial-speed", "60", "--set-speed", "95", "--config", str(config),
+                      "--out", str(out))
+    assert result.status == 0, result.err
+    with out.open() as file:
+        assert max(float(row["speed_kph"]) for row in csv.DictReader(file)) <= 70.5
+
+
+def test_a_ccm_image_with_a_lower_pedal_limit_holds_the_pedal_under_it(cli_main: Cli,
+                                                                       tmp_path: Path) -> None:
+    build(cli_main, tmp_path / "ccm.hex", "ccm", "app_max_pct=30")
+    rows = simulate(cli_main, tmp_path, "gentle", f"ccm = {tmp_path / 'ccm.hex'}")
+    assert max(float(row["app_pct"]) for row in rows) <= 30.0
+    assert max(float(row["app_pct"]) for row in simulate(cli_main, tmp_path, "full")) > 30.0
