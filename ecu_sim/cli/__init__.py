@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "j1939": "j1939",
     "attack": "attack",
     "dataset": "dataset",
+    "calibration": "calibration",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command

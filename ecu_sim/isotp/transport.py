@@ -56,7 +56,7 @@ class Limits:
     timeout_s: float = 1.0
 
 
-class TesterRequest(NamedTuple):
+class RequestFromTester(NamedTuple):
     """A whole request: from which tester, whether functional, its bytes."""
 
     tester: int
@@ -109,7 +109,7 @@ class IsoTpServer:
         self._receptions: dict[int, _Reception] = {}
         self._transmissions: dict[int, _Transmission] = {}
         self._flow: list[tuple[int, bytes]] = []
-        self._inbox: list[TesterRequest] = []
+        self._inbox: list[RequestFromTester] = []
         self._now = 0
         self.counters = _Counters()
 
@@ -143,7 +143,7 @@ class IsoTpServer:
             self._flow_control(where.tester, data)
         return True
 
-    def take(self) -> list[TesterRequest]:
+    def take(self) -> list[RequestFromTester]:
         """The requests completed since the last call, in the order they completed."""
         inbox, self._inbox = self._inbox, []
         return inbox
@@ -185,7 +185,7 @@ class IsoTpServer:
     def _single(self, tester: int, functional: bool, data: bytes | bytearray) -> None:
         size = data[0] & 0x0F
         if 0 < size < len(data):
-            self._inbox.append(TesterRequest(tester, functional, bytes(data[1:1 + size])))
+            self._inbox.append(RequestFromTester(tester, functional, bytes(data[1:1 + size])))
 
     def _first(self, tester: int, data: bytes | bytearray) -> None:
         if len(data) < frames.FRAME_BYTES:
@@ -214,7 +214,7 @@ class IsoTpServer:
         receiving.deadline = self._now + self._timeout + 1
         if len(receiving.data) >= receiving.size:
             del self._receptions[tester]
-            self._inbox.append(TesterRequest(tester, False, bytes(receiving.data)))
+            self._inbox.append(RequestFromTester(tester, False, bytes(receiving.data)))
             return
         if receiving.block_left:
             receiving.block_left -= 1

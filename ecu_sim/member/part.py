@@ -39,6 +39,7 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import DTC_KIND, Fault
 from ecu_sim.j1939.claim import ClaimState
 from ecu_sim.j1939.dm import Dtc
+from ecu_sim.j1939.dm19 import DM19_PGN, NodeCalibration, dm19
 from ecu_sim.j1939.ident import DELIMITER, Identification
 from ecu_sim.j1939.ids import NULL_ADDRESS, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
@@ -223,10 +224,12 @@ def build_network(kind: str, env: NodeEnvironment, sends: RoleCodec, input_spn: 
                   faults: tuple[Fault, ...],
                   periodic: Mapping[int, Callable[[], bytes | None]] | None = None,
                   diagnostics: DiagnosticsSettings | None = None,
-                  vin: str | None = None) -> NetworkPart | None:
+                  vin: str | None = None,
+                  calibration: NodeCalibration | None = None) -> NetworkPart | None:
     """The part of node ``kind`` (ECU or CCM); None when its frame is not a 29-bit J1939 one.
     ``periodic``: the node's other periodic messages by PGN, each sent once on request;
-    ``diagnostics``: its UDS server's settings, ``vin`` the VIN it reads out."""
+    ``diagnostics``: its UDS server's settings, ``vin`` the VIN it reads out;
+    ``calibration``: the one it runs, for DM19 and the software identification."""
     if not sends.is_extended_id:
         log.info("%s: its frame has an 11-bit identifier: no J1939 network part", kind)
         return None
@@ -240,14 +243,15 @@ def build_network(kind: str, env: NodeEnvironment, sends: RoleCodec, input_spn: 
     windows = [(Dtc(*f.dtc), ticks_in(f.start_s, env.period_s),
                 None if f.end_s is None else ticks_in(f.end_s, env.period_s))
                for f in faults if f.kind == DTC_KIND and f.dtc is not None]
-    part = _part(kind, address, values, env, input_spn, windows, requestable, diagnostics, vin)
+    part = _part(kind, address, values, env, input_spn, windows, requestable, diagnostics, vin, calibration)
     return part
 
 
 def build_member(kind: str, function: int, address: int, env: NodeEnvironment, nodes: list[str],
                  periodic: Mapping[int, Callable[[], bytes | None]],
                  attributes: Mapping[str, int] | None = None,
-                 diagnostics: DiagnosticsSettings | None = None, vin: str | None = None) -> NetworkPart:
+                 diagnostics: DiagnosticsSettings | None = None, vin: str | None = None,
+                 calibration: NodeCalibration | None = None) -> NetworkPart:
     """The part of a node the ECU hosts beside its own (``--network powertrain``): NAME and
     address from the DBC's attributes of ``nodes`` (the node's; ``attributes`` instead when
     the node is another DBC's, a restbus node), ``function`` by default; ``[j1939]`` gives it
@@ -259,20 +263,24 @@ def build_member(kind: str, function: int, address: int, env: NodeEnvironment, n
         values["address_claim"] = env.settings.address_claim
     values.setdefault("function", function)
     values["address"] = address
-    return _part(kind, address, values, env, 0, [], dict(periodic), diagnostics, vin)
+    return _part(kind, address, values, env, 0, [], dict(periodic), diagnostics, vin, calibration)
 
 
 def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironment, input_spn: int,
           windows: list[tuple[Dtc, int, int | None]],
           requestable: Mapping[int, Callable[[], bytes | None]],
-          diagnostics: DiagnosticsSettings | None, vin: str | None) -> NetworkPart:
+          diagnostics: DiagnosticsSettings | None, vin: str | None,
+          calibration: NodeCalibration | None) -> NetworkPart:
     defaults = _name_defaults(kind, address)
     fields_of_name = {key: int(values.get(key, default)) for key, default in defaults.items()}
     capable = bool(fields_of_name.pop("arbitrary_address_capable"))
     name = Name(**fields_of_name, arbitrary_address_capable=capable)
     claim = values.get("address_claim", env.profile.name not in _QUIET_PROFILES)
-    identification = _identification(kind, env.settings)
+    identification = _identification(kind, env.settings, calibration)
     config = NetworkConfig(name, address, bool(claim), identification)
+    if calibration is not None:
+        payload = dm19((calibration,))
+        requestable = {**requestable, DM19_PGN: lambda: payload}
     network = J1939Network(config, env.period_s, requestable)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
@@ -299,7 +307,8 @@ def _name_defaults(kind: str, address: int) -> dict[str, int]:
             "arbitrary_address_capable": 0}
 
 
-def _identification(kind: str, settings: J1939Settings) -> Identification:
+def _identification(kind: str, settings: J1939Settings,
+                    calibration: NodeCalibration | None) -> Identification:
     def split(text: str | None, default: list[str]) -> list[str]:
         items = default if text is None else text.split(DELIMITER)
         return items[:-1] if items and items[-1] == "" and text is not None else items
@@ -307,6 +316,8 @@ def _identification(kind: str, settings: J1939Settings) -> Identification:
     make, model, serial, unit = [*split(settings.component_id, ["ecu-sim", kind, "", ""]), "", "", "", ""][:4]
     ecu = [*split(settings.ecu_id, ["", "", "", kind, "ecu-sim"]), "", "", "", "", ""]
     software = tuple(split(settings.software_id, [f"ecu-sim {__version__}"]))
+    if calibration is not None and calibration.named:  # an image given to it, not its built-in one
+        software += (f"calibration {calibration.calibration_id}",)
     return Identification(make=make, model=model, serial=serial, unit=unit, software=software,
                           ecu_part=ecu[0], ecu_serial=ecu[1], ecu_location=ecu[2], ecu_type=ecu[3],
                           ecu_manufacturer=ecu[4])

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter, new_message, uses_kernel_timer
+from ecu_sim.calibration.image import Image
 from ecu_sim.codec.driver import DriverRoles
 from ecu_sim.codec.profile import SPN_ACCELERATOR_PEDAL_POSITION_1, SPN_WHEEL_BASED_VEHICLE_SPEED, Profile
 from ecu_sim.codec.role import RoleCodec
@@ -30,6 +31,7 @@ from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
 from ecu_sim.j1939.ids import source_address_of
 from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_network
+from ecu_sim.nodes.calibrated import calibrated_kinds, class6_model, node_images, pi_params
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.commands import Commands, command_codecs
 from ecu_sim.nodes.driver import Driver, Message
@@ -39,11 +41,11 @@ from ecu_sim.nodes.identifiers import own_id, own_message_id, sent_from, spn_cod
 from ecu_sim.nodes.preview import build_preview
 from ecu_sim.pedals.reading import PedalSource
 from ecu_sim.powertrain.build import build_powertrain, hosted_messages
+from ecu_sim.powertrain.calibrated import reported
 from ecu_sim.powertrain.engine_frames import EngineFrames, find_messages
 from ecu_sim.powertrain.network import Powertrain
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import POWERTRAIN, Settings
-from ecu_sim.vehicle.class6 import Class6Model, Class6Params
 from ecu_sim.vehicle.drive import (
     Class6Vehicle,
     GradeProfile,
@@ -179,14 +181,17 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
                           "tsc1 its demand goes in TSC1 and XBR, which they do not reach: leave out "
                           "--fault/--scenario, or use --command app")
     class6 = kind is NodeKind.ECU and route is not None and drives_class6(route, settings.vehicle.preset)
+    hosts_powertrain = class6 and settings.j1939.network == POWERTRAIN
+    images = node_images(calibrated_kinds(kind.name, hosts_powertrain), settings)
     powertrain = (build_powertrain(
-        port, profile, settings, _class6_model(settings),
-        lambda periodic: _engine_part(port, profile, settings, all_faults, new_frame, periodic), new_frame)
-        if class6 and settings.j1939.network == POWERTRAIN else None)
+        port, profile, settings, class6_model(settings, images),
+        lambda periodic: _engine_part(port, profile, settings, all_faults, new_frame, periodic,
+                                      images["engine"]), new_frame, images)
+        if hosts_powertrain else None)
     engine = _engine_frames(port, profile, settings, new_frame) if class6 and powertrain is None else None
     network = (powertrain.engine if powertrain is not None else
                _network(kind, port, profile, settings, all_faults, new_frame,
-                        None if engine is None else engine.latest()))
+                        None if engine is None else engine.latest(), images.get(kind.name.lower())))
     sent_id = kind.frame_ids(profile, settings)[0]
     every = 1 if powertrain is None else powertrain.role_every
     transmitter = _transmitter(kind, port, sent_id, sends.is_extended_id, every * period, tx_mode, new_frame,
@@ -204,13 +209,13 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
         if route is None:
             raise ValueError("an ECU needs a route")
         node: Ecu | Ccm | Driver = _ecu(port, profile, output, settings, route, plant, network, engine,
-                                        powertrain)
+                                        powertrain, images)
     elif kind is NodeKind.CCM:
         hold = hold_ticks(run.input_timeout_s(run.speed_timeout_s), period)
         gears, brake, tc1 = (_ccm_extras(port, profile, settings, new_frame)
                              if settings.vehicle.preset == "class6" else (None, None, None))
         commands = _ccm_commands(port, profile, settings, new_frame)
-        node = Ccm(port, profile, output, settings.controller.pi, run.set_speed_kph, period, hold,
+        node = Ccm(port, profile, output, pi_params(images["ccm"]), run.set_speed_kph, period, hold,
                    settings.profile.speed_source, gears=gears, brake=None if commands else brake,
                    driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network,
                    preview=build_preview(settings, route, eco_roll=tc1 is not None), commands=commands,
@@ -226,34 +231,30 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
 
 
 def _network(kind: NodeKind, port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],
-             new_frame: FrameFactory,
-             periodic: Mapping[int, Callable[[], bytes | None]] | None) -> NetworkPart | None:
+             new_frame: FrameFactory, periodic: Mapping[int, Callable[[], bytes | None]] | None,
+             image: Image | None) -> NetworkPart | None:
     """The node's J1939 part; the driver has none (it is a person's pedals, not an ECU)."""
     if kind is NodeKind.DRIVER:
         return None
     env = NodeEnvironment(port, profile, settings.j1939, settings.run.resolved_period_s, new_frame)
     return build_network(kind.name, env, kind.sends(profile), kind.input_spn, faults, periodic,
-                         settings.diagnostics, settings.fms.vin)
+                         settings.diagnostics, settings.fms.vin,
+                         None if image is None else reported(image, settings))
 
 
 def _engine_part(port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],
-                 new_frame: FrameFactory, periodic: Mapping[int, Callable[[], bytes | None]]) -> NetworkPart:
+                 new_frame: FrameFactory, periodic: Mapping[int, Callable[[], bytes | None]],
+                 image: Image) -> NetworkPart:
     """The engine's part in the powertrain network, whose speed message is a J1939 one (checked)."""
-    part = _network(NodeKind.ECU, port, profile, settings, faults, new_frame, periodic)
+    part = _network(NodeKind.ECU, port, profile, settings, faults, new_frame, periodic, image)
     if part is None:
         raise ConfigError("--network powertrain needs the speed message to be a J1939 parameter group")
     return part
 
 
-def _class6_model(settings: Settings) -> Class6Model:
-    """The class6 truck with the settings' payload."""
-    return Class6Model(dataclasses.replace(Class6Params(), mass_kg=Class6Params().mass_kg
-                                           + settings.vehicle.payload_kg))
-
-
 def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route: GradeProfile | Terrain,
          plant: Plant | None, network: NetworkPart | None, engine: EngineFrames | None,
-         powertrain: Powertrain | None) -> Ecu:
+         powertrain: Powertrain | None, images: Mapping[str, Image]) -> Ecu:
     """The ECU with its vehicle; a truck with a driveline also gets the brake input and engine frames
     (or, with ``--network powertrain``, the other hosted nodes, whose model is the truck's)."""
     run = settings.run
@@ -262,7 +263,7 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
     hold = hold_ticks(run.input_timeout_s(run.app_timeout_s), period)
     vehicle: Vehicle
     if drives_class6(route, v.preset):
-        model = _class6_model(settings) if powertrain is None else powertrain.model
+        model = class6_model(settings, images) if powertrain is None else powertrain.model
         vehicle = Class6Vehicle(model, route, v.wheelbase_m, run.initial_speed_kph, period)
         return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
                    brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network,

@@ -12,6 +12,7 @@ from cantools.database.can import Message, Signal
 
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Output, Transmitter
+from ecu_sim.calibration.image import Image
 from ecu_sim.codec.nm import node_attributes
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.role import RoleCodec
@@ -21,6 +22,7 @@ from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
 from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
+from ecu_sim.powertrain.calibrated import reported, retarder_points
 from ecu_sim.powertrain.commanded import Commanded, Hold
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
 from ecu_sim.powertrain.engine_frames import (
@@ -63,9 +65,10 @@ def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, 
 
 def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Class6Model,
                      engine: Callable[[Mapping[int, Callable[[], bytes | None]]], NetworkPart],
-                     new_frame: FrameFactory) -> Powertrain:
+                     new_frame: FrameFactory, images: Mapping[str, Image]) -> Powertrain:
     """The powertrain on ``port``: ``engine`` builds the engine's part (the ECU's own) from its
-    requestable PGNs; the other nodes' parts, every message with its output and gate, here."""
+    requestable PGNs; the other nodes' parts, every message with its output and gate, here.
+    ``images``: the calibration each node runs (the model was built from them already)."""
     period = settings.run.resolved_period_s
     is_j1939 = profile.speed.is_j1939
     hosted = members(profile.database)
@@ -90,9 +93,11 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     parts = {"engine": engine(requestable("engine"))}
     for role, member in hosted.items():
         if role != "engine":
+            image = images.get(role)
             parts[role] = build_member(role.upper(), member.part.function, member.address, env, [member.node],
                                        requestable(role),
-                                       diagnostics=settings.diagnostics, vin=settings.fms.vin)
+                                       diagnostics=settings.diagnostics, vin=settings.fms.vin,
+                                       calibration=None if image is None else reported(image, settings))
     messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
     for role, message, frame_id, codecs in found:
         pgn = pgn_of(message.frame_id)
@@ -111,7 +116,8 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     all_messages = [m for ms in messages.values() for m in ms]
     others = {role: part for role, part in parts.items() if role != "engine"}
     commanded = _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
-                           cruise, {role: part.hold for role, part in parts.items()})
+                           cruise, {role: part.hold for role, part in parts.items()},
+                           retarder_points(images.get("retarder")))
     files = restbus_files(settings)
     fms = FmsState(settings.fms, period, model.params.mass_kg) if files else None
     if fms is not None:
@@ -135,7 +141,7 @@ def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
 
 def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Settings, model: Class6Model,
                period_s: float, own_address: int, cruise_address: int | None,
-               holds: Mapping[str, Hold]) -> Commanded:
+               holds: Mapping[str, Hold], retarder_map: tuple[tuple[float, float], ...]) -> Commanded:
     """The commands the DBC addresses to the hosted nodes (by their identifiers' destinations):
     TSC1 to the engine and to the retarder, XBR to the brakes, TC1 to the transmission, each with
     its control function."""
@@ -160,7 +166,7 @@ def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Setting
         None if engine is None else (engine, Tsc1Arbiter(period_s, own_address=engine.destination,
                                                           accepted=accepted)),
         None if retarder is None else (retarder, Retarder(period_s, own_address=retarder.destination,
-                                                          accepted=accepted)),
+                                                          accepted=accepted, points=retarder_map)),
         None if brakes is None else (brakes, BrakeController(period_s, p.max_brake_decel_g * p.gravity_mps2,
                                                              own_address=brakes.destination)),
         own_address, model, cruise_address, holds,

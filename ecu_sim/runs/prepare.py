@@ -15,6 +15,7 @@ from ecu_sim.codec.restbus_dbc import load_restbus
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.j1939.ids import format_id
+from ecu_sim.nodes.calibrated import given_images
 from ecu_sim.nodes.commands import COMMAND_PERIOD_S
 from ecu_sim.powertrain import members
 from ecu_sim.powertrain.fms import load_totals
@@ -52,6 +53,7 @@ def prepare(settings: Settings, period_of: str = "speed") -> tuple[Settings, Pro
     if problems:
         raise ConfigError("; ".join(locate(problem, "run", settings.origins) for problem in problems))
     _check_against_profile(settings, profile)
+    given_images(settings)  # each [calibration] file read and checked before a bus opens or a file is made
     return settings, profile
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
+from ecu_sim.settings.calibration import CalibrationSettings as CalibrationSettings
 from ecu_sim.settings.controls import ControlSettings as ControlSettings
 from ecu_sim.settings.diagnostics import DiagnosticsSettings as DiagnosticsSettings
 from ecu_sim.settings.fms import FmsSettings as FmsSettings
@@ -305,6 +306,7 @@ class Settings:
     fms: FmsSettings = field(default_factory=FmsSettings)
     diagnostics: DiagnosticsSettings = field(default_factory=DiagnosticsSettings)
     controls: ControlSettings = field(default_factory=ControlSettings)
+    calibration: CalibrationSettings = field(default_factory=CalibrationSettings)
     #: the [bus] section, passed to python-can (interface, channel, bitrate, backend keywords)
     bus: Mapping[str, str] = field(default_factory=dict)
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
@@ -328,6 +330,7 @@ SECTIONS: dict[str, type[Any]] = {
     "fms": FmsSettings,
     "diagnostics": DiagnosticsSettings,
     "controls": ControlSettings,
+    "calibration": CalibrationSettings,
 }
 BUS_SECTION = "bus"
 

@@ -48,6 +48,10 @@ MOTORING = ((700.0, -60.0), (1500.0, -100.0), (2600.0, -160.0))
 STANDARD_PAYLOAD_KG = 5.6 * 907.18474
 #: fields that are tables or parts rather than numbers
 _STRUCTURED = frozenset({"gear_ratios", "full_load", "motoring", "schedule", "converter", "fuel_map"})
+#: limits whose default, infinity, is "none": the governor that keeps to them never acts then
+_LIMITS = ("road_speed_limit_kph", "torque_limit_nm")
+#: the road speed governor takes the pedal from full to none over this span below the limit
+ROAD_SPEED_DROOP_KPH = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +81,16 @@ class Class6Params:
     substeps: int = 4
     #: the published fuel map, scaled to this engine (ecu_sim.vehicle.fuel)
     fuel_map: FuelTable = field(default_factory=cat3126e)
+    #: J1939's maximum vehicle speed limit: the engine governs the truck to it (inf: no limit)
+    road_speed_limit_kph: float = math.inf
+    #: the engine's torque limit at the crank (inf: the full-load curve alone)
+    torque_limit_nm: float = math.inf
 
     def problems(self) -> list[str]:
         found = [problem for problem in non_finite_fields(self)
-                 if problem.split(" ", 1)[0] not in _STRUCTURED]
+                 if problem.split(" ", 1)[0] not in _STRUCTURED | set(_LIMITS)]
+        found += [f"{name} must be > 0 (got {getattr(self, name)}); inf: no limit" for name in _LIMITS
+                  if not getattr(self, name) > 0.0]
         if found:
             return found
         for name in ("mass_kg", "crr", "cda_m2", "air_density_kg_m3", "gravity_mps2", "axle_ratio",
@@ -108,6 +118,10 @@ class Class6Model:
         self._weight_n = p.mass_kg * p.gravity_mps2
         self._half_rho_cda = 0.5 * p.air_density_kg_m3 * p.cda_m2
         self._brake_max_n = p.max_brake_decel_g * self._weight_n
+        #: the governor's lowest speed in m/s at which the road speed limit begins to take the pedal
+        self._governed_from_mps = (p.road_speed_limit_kph - ROAD_SPEED_DROOP_KPH) / 3.6
+        #: a torque limit at or above the full-load peak cannot act, so it is not looked at
+        self._limits_torque = p.torque_limit_nm < self.engine.reference_nm
         self._free_mass = p.mass_kg + p.rotating_mass_kg
         overall = [g * p.axle_ratio for g in p.gear_ratios]
         #: per gear: engine rpm per m/s, and the inertia mass while the driveline is locked
@@ -157,6 +171,8 @@ class Class6Model:
         driver_app = app
         if command is not None:
             app = self.engine.pedal_for(command, app, s.engine_rpm)
+        if s.speed_mps > self._governed_from_mps or self._limits_torque:
+            app = self._governed(s, app)
         brake = brake_pct if brake_pct > 0.0 else 0.0
         brake = 100.0 if brake > 100.0 else brake
         p = self.params
@@ -198,6 +214,21 @@ class Class6Model:
         return Class6State(v, distance, gear, selected, shift_left, since, rpm, actual, demand, brake,
                            fuel_lph, s.fuel_used_l + fuel_lph * dt_s / 3600.0, (v - s.speed_mps) / dt_s,
                            engine_demand, retarder_nm)
+
+    def _governed(self, s: Class6State, app: float) -> float:
+        """The pedal the engine's limits leave of ``app``: the road speed governor takes it down to
+        none over a droop below the limit, the torque limit caps the torque it asks for."""
+        p = self.params
+        over_kph = s.speed_mps * 3.6 - (p.road_speed_limit_kph - ROAD_SPEED_DROOP_KPH)
+        if over_kph > 0.0:
+            cap = 100.0 * (1.0 - over_kph / ROAD_SPEED_DROOP_KPH)
+            app = min(app, max(cap, 0.0))
+        if self._limits_torque:
+            rpm = s.engine_rpm
+            drag, span = self.engine.motoring.at(rpm), self.engine.full.at(rpm) - self.engine.motoring.at(rpm)
+            if span > 0.0:
+                app = min(app, max(100.0 * (p.torque_limit_nm - drag) / span, 0.0))
+        return app
 
     def _neutral(self, s: Class6State, requested: bool, brake_pct: float, sin_g: float,
                  dt_s: float) -> Class6State:

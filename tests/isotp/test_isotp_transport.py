@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ecu_sim.isotp.frames import FlowStatus, addressed, answer_id, st_min_s
-from ecu_sim.isotp.transport import IsoTpServer, Limits, TesterRequest
+from ecu_sim.isotp.transport import IsoTpServer, Limits, RequestFromTester
 
 NODE = 0x00
 TESTER = 0xF9
@@ -42,7 +42,7 @@ def answer_frames(layer: IsoTpServer, first_tick: int, ticks: int) -> list[bytes
 def test_a_single_frame_request_is_handed_over_whole() -> None:
     layer = server()
     assert layer.receive(PHYSICAL, b"\x02\x10\x03\xcc\xcc\xcc\xcc\xcc")
-    assert layer.take() == [TesterRequest(TESTER, False, b"\x10\x03")]
+    assert layer.take() == [RequestFromTester(TESTER, False, b"\x10\x03")]
 
 
 def test_identifiers_of_normal_fixed_addressing_are_read_and_swapped_for_the_answer() -> None:
@@ -69,7 +69,7 @@ def test_a_functional_request_takes_single_frames_only() -> None:
     layer = server()
     assert layer.receive(FUNCTIONAL, b"\x02\x3e\x80")
     assert layer.receive(FUNCTIONAL, first_frame(LONG))
-    assert layer.take() == [TesterRequest(TESTER, True, b"\x3e\x80")]
+    assert layer.take() == [RequestFromTester(TESTER, True, b"\x3e\x80")]
     assert layer.tick(0) == []
 
 
@@ -79,7 +79,7 @@ def test_a_first_frame_is_answered_with_flow_control_at_the_tick_and_the_message
     assert layer.tick(0) == [(ANSWER, flow(FlowStatus.CONTINUE))]
     for frame in consecutive_frames(LONG):
         layer.receive(PHYSICAL, frame)
-    assert layer.take() == [TesterRequest(TESTER, False, LONG)]
+    assert layer.take() == [RequestFromTester(TESTER, False, LONG)]
 
 
 def test_the_servers_block_size_asks_for_a_flow_control_after_each_block() -> None:

@@ -327,7 +327,8 @@ SHIM = '''#!{python}
 """The documentation's ecu-sim, shortened: a run lasts {seconds} s, whatever the example says."""
 import os, sys
 args = sys.argv[1:]
-untimed = ("link", "replay", "plot", "export-fmu", "campaign", "dataset", "--version", "-V", "--help", "-h")
+untimed = ("link", "replay", "plot", "export-fmu", "campaign", "dataset", "calibration",
+           "--version", "-V", "--help", "-h")
 if not args or args[0] not in untimed:
     if "--duration" in args:
         args[args.index("--duration") + 1] = "{seconds}"

@@ -1,0 +1,122 @@
+"""The programmable memory of a node: two banks and the application-valid flag.
+
+The active bank holds the image the node runs; a download goes into the staging bank, and only a
+staged image that passes its check becomes the active one, so the last valid image is never lost
+before a new one is verified. An erase clears the application-valid flag before anything else,
+and the flag is kept: a process killed during a download starts next time with the flag clear
+(boot mode) and the old image still in the active bank.
+
+Given a directory, each bank and the flag are a file there, written atomically (a temporary
+file, fsync, rename, then the directory's fsync), so a kill at any moment leaves either the old
+or the new file whole. Without one the memory lives in the process alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from ecu_sim.calibration.image import Image, image_problem
+from ecu_sim.calibration.layout import AREA_SIZE, AREA_START
+
+_ACTIVE, _STAGING, _VALID = "active.bin", "staging.bin", "application-valid"
+_ERASED = 0xFF
+
+
+class MemoryRangeError(ValueError):
+    """A write that does not lie inside the calibration area."""
+
+
+class ProgrammableMemory:
+    """One node's calibration memory; ``builtin`` is the image it has before anything is programmed."""
+
+    def __init__(self, builtin: Image, directory: Path | None = None) -> None:
+        self.kind = builtin.kind
+        self.start = AREA_START
+        self.size = AREA_SIZE
+        self._directory = directory
+        self._staging = bytearray([_ERASED] * self.size)
+        self._active = builtin
+        self._valid = True
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._load(directory)
+
+    def _load(self, directory: Path) -> None:
+        active = directory / _ACTIVE
+        if active.exists():
+            data = active.read_bytes()
+            # a kept image that no longer passes (another node's file, a damaged disk) is not run
+            if image_problem(data, self.kind) is None:
+                self._active = Image.parse(data, self.kind)
+        staging = directory / _STAGING
+        if staging.exists() and len(staging.read_bytes()) == self.size:
+            self._staging[:] = staging.read_bytes()
+        valid = directory / _VALID
+        self._valid = not valid.exists() or valid.read_text().strip() == "1"
+
+    @property
+    def application_valid(self) -> bool:
+        """False: boot mode (an erase began and no verified image followed)."""
+        return self._valid
+
+    @property
+    def active(self) -> Image:
+        return self._active
+
+    @property
+    def calibration_id(self) -> str:
+        return self._active.calibration_id
+
+    @property
+    def cvn(self) -> int:
+        return self._active.cvn
+
+    def erase(self) -> None:
+        """Clear the application-valid flag (kept first) and the staging bank; the active image stays."""
+        self._valid = False
+        self._keep(_VALID, b"0\n")
+        self._staging[:] = bytes([_ERASED] * self.size)
+        self._keep(_STAGING, bytes(self._staging))
+
+    def write(self, address: int, data: bytes) -> None:
+        """Into the staging bank; the bank is kept after each write, as flash keeps what it was given."""
+        if not (self.start <= address and address + len(data) <= self.start + self.size):
+            raise MemoryRangeError(
+                f"0x{address:X}..0x{address + len(data):X} is outside the calibration area "
+                f"0x{self.start:X}..0x{self.start + self.size:X}")
+        offset = address - self.start
+        self._staging[offset:offset + len(data)] = data
+        self._keep(_STAGING, bytes(self._staging))
+
+    def check(self) -> str | None:
+        """None if the staged image is a valid image for this node, else the reason in one line."""
+        return image_problem(bytes(self._staging), self.kind)
+
+    def commit(self) -> None:
+        """The checked staging image becomes the active one (kept), and the application is valid."""
+        problem = self.check()
+        if problem is not None:
+            raise ValueError(f"the staged image cannot be committed: {problem}")
+        self._active = Image.parse(bytes(self._staging), self.kind)
+        self._keep(_ACTIVE, self._active.data)
+        self._valid = True
+        self._keep(_VALID, b"1\n")
+
+    def _keep(self, name: str, data: bytes) -> None:
+        if self._directory is None:
+            return
+        target = self._directory / name
+        temporary = target.with_name(f".{name}.tmp")
+        with open(temporary, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+        with contextlib.suppress(OSError):  # not every file system lets a directory be fsynced
+            fd = os.open(self._directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
