@@ -19,10 +19,10 @@ from ecu_sim.campaign.figures import Probe, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.campaign.program import Child, ProgramFailed, command_line
 from ecu_sim.campaign.spec import Program
+from ecu_sim.controls.planned import ByName
 from ecu_sim.cosim.server import CosimServer
 from ecu_sim.cosim.stepper import Stepper
 from ecu_sim.io.trace import CsvTrace
-from ecu_sim.runs.planned import ByName
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.simulation import fault_schedule, run_ticks
 from ecu_sim.runtime.loop import TickObserver

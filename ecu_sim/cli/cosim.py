@@ -75,10 +75,10 @@ def parse_address(text: str, option: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ecu_sim.controls.planned import ByName
     from ecu_sim.cosim.server import CosimServer
     from ecu_sim.cosim.stepper import Stepper
     from ecu_sim.runs import attacked
-    from ecu_sim.runs.planned import ByName
     from ecu_sim.runs.prepare import load_vehicle_route, prepare
 
     settings, profile = prepare(common.settings(args))

@@ -60,7 +60,7 @@ class CosimServer:
                  controls: Controls | None = None) -> None:
         """``max_ticks``: the run's length (``--duration``); the answer that reaches it ends the run.
         ``busy_poll_s``: how long to poll for the next request without blocking after an answer.
-        ``controls``: what applies a peer's control by name (ecu_sim.runs.planned); None: none."""
+        ``controls``: what applies a peer's control by name (ecu_sim.controls.planned); None: none."""
         self._controls = controls
         self._sock = sock
         self._busy_poll_s = busy_poll_s

@@ -189,7 +189,7 @@ class Stepper:
         self.ecu = node
         #: the fault injector in front of the ECU's transmitter, when there are faults
         self.faults = built.faults
-        #: the node as the factory built it, for the controls a peer sends by name (ecu_sim.runs.planned)
+        #: the node as the factory built it, for the controls a peer sends by name (ecu_sim.controls.planned)
         self.built = built
         #: no CCM of ours: the peer is the controller (the campaign's figures ask)
         self.ccm: Ccm | None = None

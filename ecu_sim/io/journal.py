@@ -14,7 +14,7 @@ it in ``FILE.ticks``:
 - ``part NAME`` for each file a size-limited recording's rotation closed, in order;
 - ``control JSON`` for each control a person applied while the node ran (``--web``: a set speed,
   cruise, a pedal override, a fault switched): it acted at the boundary after the tick line
-  before it, so a replay applies it before the next tick (:mod:`ecu_sim.runs.controls`);
+  before it, so a replay applies it before the next tick (:mod:`ecu_sim.controls`);
 - ``labels L ...`` after a tick line, in a recording of an attacked run in virtual time
   (``simulate --attack ... --record``): the label of each frame the tick line counts as received,
   in the log's order, 0 for a benign frame, else the number of the attack that sent it (line 1's

@@ -206,7 +206,7 @@ class Recorder:
             self._write(self._flush)
 
     def control(self, record: dict[str, Any]) -> None:
-        """A control applied after the latest tick (ecu_sim.runs.controls), into the journal."""
+        """A control applied after the latest tick (ecu_sim.controls), into the journal."""
         self._catch_up()
         self._journal.control(record)
 

@@ -56,7 +56,7 @@ class InputNode:
 
     #: the option that restricts the input role to one source address
     source_option = "--app-source"
-    #: the person's controls (ecu_sim.runs.controls) this kind of node takes between ticks, by name
+    #: the person's controls (ecu_sim.controls) this kind of node takes between ticks, by name
     CONTROLS: frozenset[str] = frozenset()
 
     def __init__(

@@ -22,11 +22,12 @@ import can
 
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 from ecu_sim.bus.port import Port
+from ecu_sim.controls import planned
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ecu_of
-from ecu_sim.runs import planned, tuned
+from ecu_sim.runs import tuned
 from ecu_sim.runs.prepare import load_vehicle_route, prepare
 from ecu_sim.runs.simulation import fault_schedule, run_ticks
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver

@@ -22,6 +22,7 @@ from ecu_sim.bus import options as bus_options
 from ecu_sim.bus.hostlocal import describe, is_host_local
 from ecu_sim.bus.port import Port
 from ecu_sim.codec.profile import Profile
+from ecu_sim.controls import planned
 from ecu_sim.cosim.plant import UdpPlant, parse_plant
 from ecu_sim.errors import BusUnreachableError, ConfigError
 from ecu_sim.faults import injector
@@ -32,7 +33,7 @@ from ecu_sim.io.signals import TickView
 from ecu_sim.io.spool import Spool
 from ecu_sim.nodes.factory import Built, NodeKind, build_node, hold_ticks
 from ecu_sim.pedals.reading import PedalSource
-from ecu_sim.runs import planned, recording, tuned, viewers
+from ecu_sim.runs import recording, tuned, viewers
 from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.status import StatusReporter
 from ecu_sim.runtime.loop import LoopStats, TickLoop, TickObserver
@@ -261,7 +262,8 @@ def _release(built: Built, loop: TickLoop, recorder: Recorder | Spool | McapReco
     one more tick with its cruise off sends both with override disabled (mode 00), so neither
     is left to time it out (SPN 898 or 2920 FMI 9). The cruise-off is journaled as a control
     before that tick, so a replay repeats it."""
-    from ecu_sim.runs.controls import Control, apply
+    from ecu_sim.controls.check import Control
+    from ecu_sim.controls.desk import apply
 
     node = built.node
     if not node.releases_on_stop:

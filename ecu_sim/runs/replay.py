@@ -10,7 +10,7 @@ changes only two things:
   ran overdue ticks without sending, jumps just as far, so the same loop skips the same ticks.
 
 A recording of a session driven from the node's page (``--web``) holds the controls a person
-applied; a :class:`~ecu_sim.runs.controls.ControlDesk` applies them before the same ticks.
+applied; a :class:`~ecu_sim.controls.desk.ControlDesk` applies them before the same ticks.
 
 Then every frame the node sends is compared with the recorded one of the same tick. Ticks whose
 frame never reached the bus in the recording (bus down, send error) cannot be compared and are
@@ -33,12 +33,12 @@ import can
 
 from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
+from ecu_sim.controls.desk import ControlDesk
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
 from ecu_sim.io.split import Mismatch, TickSplit, text
 from ecu_sim.nodes.factory import NodeKind, build_node
 from ecu_sim.nodes.input import InputNode
-from ecu_sim.runs.controls import ControlDesk
 from ecu_sim.runs.prepare import load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runtime.clock import Inputs, VirtualClock
 from ecu_sim.runtime.loop import TickLoop, TickObserver

@@ -38,6 +38,7 @@ from ecu_sim.bus.inprocess import InProcessLink, new_frame
 from ecu_sim.bus.port import Port
 from ecu_sim.bus.transmit import FrameFactory, Transmitter, new_message
 from ecu_sim.codec.profile import Profile
+from ecu_sim.controls import planned
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
 from ecu_sim.faults.injector import FaultInjector
@@ -47,7 +48,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.nodes.pedal import ConstantPedal
-from ecu_sim.runs import attacked, planned, recording, viewers
+from ecu_sim.runs import attacked, recording, viewers
 from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress

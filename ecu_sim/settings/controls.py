@@ -2,7 +2,7 @@
 
 A control is written ``KIND:TARGET[=VALUE][@FROM[-TO|+DURATION]]``, times in seconds from the
 start of the run (tick 0), as a fault's window is (ecu_sim.faults.spec). Each one is the same
-control that ``POST /api/control`` takes (ecu_sim.runs.controls), so it is checked, applied between
+control that ``POST /api/control`` takes (ecu_sim.controls), so it is checked, applied between
 ticks, journaled and replayed as one from the page is; only when it acts differs:
 
 =================================  ============================================================
@@ -19,7 +19,7 @@ Each kind is one entry of :data:`CONTROLS`: its target and value as a record, ch
 text is read, its help line and what it asks of the node (and, for those a window undoes, what
 ends it). Without a time a control acts from tick 0. Only what the text can tell is checked here: whether
 the message, signal or node exists and whether a value is in its DBC range takes the built node,
-which ecu_sim.runs.planned checks against before the first tick.
+which ecu_sim.controls.planned checks against before the first tick.
 """
 
 from __future__ import annotations

@@ -3,6 +3,6 @@
 The loop publishes one snapshot a tick (:mod:`ecu_sim.web.state`, a tick observer); a server of
 its own thread and event loop (:mod:`ecu_sim.web.server`, aiohttp, the ``web`` extra) answers
 requests and pushes snapshots to WebSockets. Controls go the other way through a queue the loop
-empties at a tick boundary (:mod:`ecu_sim.runs.controls`), and every one goes into the
+empties at a tick boundary (:mod:`ecu_sim.controls`), and every one goes into the
 recording's tick journal. Nothing here is imported unless ``--web`` is given.
 """

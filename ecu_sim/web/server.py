@@ -3,7 +3,7 @@
 Routes: ``/`` the page and ``/static/`` its files (package data, the plotting library from npm
 among them); ``GET /api/state`` the newest snapshot; ``GET /api/signals`` the DBC's messages the
 node sends and receives; ``GET /api/ws`` a WebSocket pushing snapshots; ``POST /api/control`` a
-control as JSON (ecu_sim.runs.controls); ``GET /api/recording`` the latest stopped recording.
+control as JSON (ecu_sim.controls); ``GET /api/recording`` the latest stopped recording.
 
 The server never touches the node: it reads the published snapshots (ecu_sim.web.state) and
 queues controls, and answers a control once the loop applied it at a tick boundary (200, with
@@ -28,8 +28,10 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from ecu_sim.controls.check import Control
+from ecu_sim.controls.desk import ControlDesk
+from ecu_sim.controls.refusals import ControlError, Refusal
 from ecu_sim.errors import ConfigError
-from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal
 from ecu_sim.web.download import Download, error
 from ecu_sim.web.guard import RECORDING_ROUTE, Access
 from ecu_sim.web.session import Session

@@ -24,13 +24,14 @@ from cantools.database.can import Database
 
 from ecu_sim.codec.profile import Profile
 from ecu_sim.codec.spn import SignalLayout
+from ecu_sim.controls import planned
+from ecu_sim.controls.check import check
+from ecu_sim.controls.desk import ControlDesk
 from ecu_sim.errors import ConfigError, needs_extra
 from ecu_sim.io.recorder import Recorder
 from ecu_sim.io.signals import TickView
 from ecu_sim.io.spool import Spool
 from ecu_sim.nodes.factory import Built, NodeKind
-from ecu_sim.runs import planned
-from ecu_sim.runs.controls import ControlDesk, check
 from ecu_sim.runtime.loop import LoopStats, TickObserver
 from ecu_sim.settings.model import Settings
 from ecu_sim.web.guard import is_loopback

@@ -1,7 +1,7 @@
 """Why a control is refused, and the plain values a control carries, read as its sender wrote them.
 
-Apart from ecu_sim.runs.controls so that the checks of the messages' controls
-(ecu_sim.runs.live_controls) share them without importing the whole of it.
+Apart from ecu_sim.controls.check so that the checks of the messages' controls
+(ecu_sim.controls.live) share them without importing the whole of it.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 campaign case's ``controls.apply``, and one a co-simulation peer sends by name.
 
 Their text (ecu_sim.settings.controls) is read when the settings load. Here each becomes the control
-the node's page would send, checked by the same :func:`~ecu_sim.runs.controls.check` against the
+the node's page would send, checked by the same :func:`~ecu_sim.controls.check.check` against the
 built node before its first tick, so an unknown message or a value outside its DBC range stops
-the run before it starts. A :class:`~ecu_sim.runs.controls.ControlDesk` then applies each one
+the run before it starts. A :class:`~ecu_sim.controls.desk.ControlDesk` then applies each one
 before its tick and journals it, and the replay applies the journal's lines like any others.
 """
 
@@ -15,9 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.controls.check import Control, check
+from ecu_sim.controls.desk import ControlDesk
+from ecu_sim.controls.refusals import ControlError, Refusal
 from ecu_sim.errors import ConfigError
 from ecu_sim.nodes.factory import Built
-from ecu_sim.runs.controls import Control, ControlDesk, ControlError, Refusal, check
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.controls import ControlSpecError, parse_control

@@ -1,15 +1,17 @@
-"""A person's controls (ecu_sim.runs.controls) are checked against what the node takes, and refused
+"""A person's controls (ecu_sim.controls) are checked against what the node takes, and refused
 with a kind of refusal that knows nothing of HTTP; only the page's server turns it into a status."""
 
 from __future__ import annotations
 
 import pytest
 
+from ecu_sim.controls.check import NAMES, Control, check
+from ecu_sim.controls.desk import apply
+from ecu_sim.controls.refusals import ControlError, Refusal
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.driver import Driver
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, kinds_taking
-from ecu_sim.runs.controls import NAMES, Control, ControlError, Refusal, apply, check
 from tests.helpers.nodebench import Bench
 
 

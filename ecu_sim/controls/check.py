@@ -1,16 +1,14 @@
-"""Controls a person applies while a node runs (its page, ``--web``), and their replay.
+"""A person's control checked where it arrives: the JSON object the node's page sends, read into a
+:class:`Control` against the node it is for, or refused with a :class:`ControlError`.
 
 The same controls written ahead with a time (``--control``, ``[controls] apply``, a campaign
 case's) or sent by name by a co-simulation peer are checked and applied here too, through
-ecu_sim.runs.planned: one check, one application between ticks, one journal line.
+ecu_sim.controls.planned: one check, one application between ticks, one journal line.
 
 A control is checked where it arrives (types, ranges, whether it applies to this node: a
-:class:`ControlError` says why not), then queued; the loop applies it at the next tick boundary,
-in :class:`ControlDesk`, a tick observer that comes after the recorder. So the node never sees a
-control in the middle of a tick, and the recording's tick journal holds each applied control
-right after the line of the tick before it (:mod:`ecu_sim.io.journal`). A replay feeds the
-journal's controls to a desk of its own, which applies them before the same tick: a session
-driven from a browser replays bit for bit like any other.
+:class:`ControlError` says why not), then queued; ecu_sim.controls.desk applies it at the next
+tick boundary and journals it, so a session driven from a browser replays bit for bit like any
+other.
 
 The controls, one per request, as JSON:
 
@@ -29,27 +27,19 @@ The controls, one per request, as JSON:
 
 from __future__ import annotations
 
-import functools
-import logging
-import queue
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.codec.role import RoleCodec
+from ecu_sim.controls.live import LiveControl, check_live, powertrain_of
+from ecu_sim.controls.refusals import ControlError, Refusal, switch
+from ecu_sim.controls.refusals import number as as_number
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
-from ecu_sim.faults.spec import DTC_KIND, parse_fault
-from ecu_sim.j1939.dm import Dtc
+from ecu_sim.faults.spec import DTC_KIND, Fault, parse_fault
 from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, kinds_taking
-from ecu_sim.runs.live_controls import apply_live, check_live, powertrain_of
-from ecu_sim.runs.refusals import ControlError as ControlError
-from ecu_sim.runs.refusals import Refusal as Refusal
-from ecu_sim.runs.refusals import number as as_number
-from ecu_sim.runs.refusals import switch
-
-log = logging.getLogger("ecu_sim")
 
 #: every control's name, in the order the page shows them
 NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record", "message", "signal")
@@ -57,13 +47,17 @@ NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record", "messag
 _COMPANIONS = {"on": "fault", "node": "fault", "send": "message", "cycle_ms": "message", "value": "signal"}
 RECORD_ACTIONS = ("start", "stop")
 
+#: what a checked control carries: a number (the set speed, the pedal), a switch (cruise), None (a
+#: pedal released), a fault, a recording's mark, or a message's or a signal's record
+ControlValue = float | bool | str | Fault | LiveControl | None
+
 
 @dataclass(frozen=True)
 class Control:
     """One checked control: its name and its value (a number, a switch, a fault and a switch)."""
 
     name: str
-    value: Any
+    value: ControlValue
     #: for ``fault``: on or off
     on: bool = True
     #: for a ``dtc`` fault: the powertrain's or the restbus's node that raises it (None: the node's own)
@@ -73,8 +67,8 @@ class Control:
         """The control as the journal holds it, which :func:`check` reads back unchanged."""
         if self.name == "fault":
             return {"fault": str(self.value), "on": self.on, **({"node": self.node} if self.node else {})}
-        if self.name in ("message", "signal"):
-            return dict(self.value)
+        if isinstance(self.value, LiveControl):
+            return self.value.record()
         return {self.name: self.value}
 
 
@@ -177,110 +171,3 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
     return Control("fault", fault, on)
 
 
-def apply(control: Control, built: Built, tick: int) -> str | None:
-    """Apply ``control`` before ``tick``; None when applied, else why it changed nothing."""
-    if control.name in ("message", "signal"):
-        return apply_live(control.name, control.value, built, tick)
-    if control.name == "fault":
-        return _switch_fault(control, built, tick)
-    if control.name in built.node.CONTROLS:
-        built.node.take_control(control.name, control.value)
-    return None
-
-
-def _switch_fault(control: Control, built: Built, tick: int) -> str | None:
-    fault, on = control.value, control.on
-    powertrain = powertrain_of(built) if control.node is not None else None
-    network = built.node.network if powertrain is None else powertrain.others[str(control.node)]
-    if fault.kind == DTC_KIND and fault.dtc is not None and network is not None:
-        changed = network.switch_dtc(Dtc(*fault.dtc), on, tick)
-    else:
-        changed = built.faults is not None and built.faults.switch(fault, on, tick)
-    if changed:
-        return None
-    return f"fault {fault} is already {'on' if on else 'off'}"
-
-
-#: called with the tick a control acted before, or None and the reason it changed nothing
-Done = Callable[[int | None, str | None], None]
-
-
-def _told(control: Control, tick: int | None, problem: str | None) -> None:
-    """A planned control, in the log: applied, or why it changed nothing."""
-    if problem is None:
-        log.info("control %s applied before tick %s", control.record(), tick)
-    else:
-        log.warning("control %s changed nothing: %s", control.record(), problem)
-
-
-class ControlDesk:
-    """A tick observer that applies the queued controls between ticks and journals each one.
-
-    ``journal`` takes an applied control's record (the recorder's); ``marks`` takes the record
-    controls with their tick (the session recording, ecu_sim.web.session) and says why one
-    changed nothing. ``replayed`` holds a journal's controls by the tick they acted before, for a
-    replay: then nothing is queued. ``planned`` holds checked controls by the tick they act
-    before (the settings', ecu_sim.runs.planned). What is due before tick 0 is applied as the desk
-    is made: the runs make it once the node is built, before its loop runs.
-    """
-
-    def __init__(self, built: Built, journal: Callable[[dict[str, Any]], None] | None = None,
-                 marks: Callable[[str, int], str | None] | None = None,
-                 replayed: Mapping[int, list[dict[str, Any]]] | None = None,
-                 speed: RoleCodec | None = None, period_s: float = 0.1,
-                 planned: Mapping[int, list[Control]] | None = None) -> None:
-        self._built = built
-        self._journal = journal
-        self._marks = marks
-        self._replayed = dict(replayed or {})
-        self._planned = dict(planned or {})
-        self._speed = speed
-        self._period_s = period_s
-        self._queue: queue.SimpleQueue[tuple[Control, Done]] = queue.SimpleQueue()
-        self._due(0)
-
-    def submit(self, control: Control, done: Done) -> None:
-        """Queue a checked control from any thread; ``done`` is called from the loop's thread."""
-        self._queue.put((control, done))
-
-    def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
-        before = tick + 1
-        self._due(before)
-        pending = self._queue
-        while not pending.empty():
-            control, done = pending.get_nowait()
-            self.apply_now(control, before, done)
-
-    def apply_now(self, control: Control, before: int, done: Done) -> None:
-        """Apply a checked control before tick ``before`` and journal it. Only the loop's own thread
-        calls this, between two ticks: the desk's ``on_tick``, or a lockstep peer's request
-        (ecu_sim.cosim), whose loop stands still between its steps."""
-        problem = (apply(control, self._built, before) if control.name != "record"
-                   else "this node makes no recording" if self._marks is None
-                   else self._marks(control.value, before))
-        if problem is None and self._journal is not None:
-            self._journal(control.record())
-        done(None if problem is not None else before, problem)
-
-    def _due(self, before: int) -> None:
-        """The replayed and the planned controls that act before tick ``before``."""
-        if self._replayed:
-            for record in self._replayed.pop(before, ()):
-                self._replay(record, before)
-        if self._planned:
-            for control in self._planned.pop(before, ()):
-                self.apply_now(control, before, functools.partial(_told, control))
-
-    def _replay(self, record: dict[str, Any], tick: int) -> None:
-        if "record" in record:
-            return  # a mark of the session's download, nothing the node sees
-        if self._speed is None:
-            raise ValueError("a replaying desk needs the speed codec to check controls")
-        try:
-            control = check(record, self._built, self._speed, self._period_s)
-        except ControlError as exc:
-            raise ConfigError(f"the recording's control {record} before tick {tick} cannot be "
-                              f"applied: {exc.reason}") from None
-        problem = apply(control, self._built, tick)
-        if problem is not None:
-            raise ConfigError(f"the recording's control {record} before tick {tick}: {problem}")

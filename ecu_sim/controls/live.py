@@ -2,18 +2,57 @@
 DBC's names: a message stopped, restarted or re-timed, a signal fixed or given back.
 
 What they act on is :class:`~ecu_sim.powertrain.live.LiveMessages`; this module checks a control
-against it and applies it, for ecu_sim.runs.controls.
+against it into one of the records below and applies it, for ecu_sim.controls.desk. A record
+turns back into its JSON object only where it is journaled (:meth:`record`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from ecu_sim.controls.refusals import ControlError, Refusal, number, switch
 from ecu_sim.nodes.factory import Built
 from ecu_sim.powertrain.live import LiveMessages
 from ecu_sim.powertrain.network import Powertrain
-from ecu_sim.runs.refusals import ControlError, Refusal, number, switch
+
+
+@dataclass(frozen=True)
+class MessageSend:
+    """A message stopped (``send`` False) or restarted on its grid."""
+
+    message: str
+    send: bool
+
+    def record(self) -> dict[str, Any]:
+        return {"message": self.message, "send": self.send}
+
+
+@dataclass(frozen=True)
+class MessageCycle:
+    """A message re-timed: sent every ``cycle_ms`` from then on."""
+
+    message: str
+    cycle_ms: float
+
+    def record(self) -> dict[str, Any]:
+        return {"message": self.message, "cycle_ms": self.cycle_ms}
+
+
+@dataclass(frozen=True)
+class SignalFix:
+    """A signal (``MESSAGE.SIGNAL``) fixed at ``value``, or given back to the truck (None)."""
+
+    signal: str
+    value: float | None
+
+    def record(self) -> dict[str, Any]:
+        return {"signal": self.signal, "value": self.value}
+
+
+#: a checked control of a message or a signal
+LiveControl = MessageSend | MessageCycle | SignalFix
 
 
 def powertrain_of(built: Built) -> Powertrain | None:
@@ -29,7 +68,7 @@ def _messages(built: Built) -> LiveMessages:
     return powertrain.live
 
 
-def check_live(name: str, body: Mapping[str, Any], built: Built) -> dict[str, Any]:
+def check_live(name: str, body: Mapping[str, Any], built: Built) -> LiveControl:
     """A message or signal control checked against the messages the node sends."""
     messages = _messages(built)
     text = body[name]
@@ -44,11 +83,11 @@ def check_live(name: str, body: Mapping[str, Any], built: Built) -> dict[str, An
         if ("send" in body) == ("cycle_ms" in body):
             raise ControlError(Refusal.MALFORMED, 'a message control takes "send" or "cycle_ms"')
         if "send" in body:
-            return {"message": text, "send": switch("send", body["send"])}
+            return MessageSend(text, switch("send", body["send"]))
         cycle = number("cycle_ms", body["cycle_ms"])
         if not 1.0 <= cycle <= 3_600_000.0:
             raise ControlError(Refusal.OUT_OF_RANGE, f"cycle_ms must be 1..3600000 ms (got {cycle:g})")
-        return {"message": text, "cycle_ms": cycle}
+        return MessageCycle(text, cycle)
     signals = {s.name: s for s in found.message.signals}
     if signal_name not in signals:
         raise ControlError(Refusal.OUT_OF_RANGE, f"{message_name} has no signal {signal_name!r}; known: "
@@ -56,24 +95,26 @@ def check_live(name: str, body: Mapping[str, Any], built: Built) -> dict[str, An
     if "value" not in body:
         raise ControlError(Refusal.MALFORMED, 'a signal control takes "value": a number, or null to release')
     if body["value"] is None:
-        return {"signal": text, "value": None}
+        return SignalFix(text, None)
     value, signal = number("value", body["value"]), signals[signal_name]
     low, high = signal.minimum, signal.maximum
     if (low is not None and value < low) or (high is not None and value > high):
         raise ControlError(Refusal.OUT_OF_RANGE, f"{text} must be within its DBC range {low:g}..{high:g} "
                                                  f"(got {value:g})")
-    return {"signal": text, "value": value}
+    return SignalFix(text, value)
 
 
-def apply_live(name: str, value: Mapping[str, Any], built: Built, tick: int) -> str | None:
+def apply_live(control: LiveControl, built: Built, tick: int) -> str | None:
+    """Apply a checked message or signal control before ``tick``; None when applied, else why it
+    changed nothing."""
     messages = _messages(built)
-    if name == "signal":
-        message_name, _, signal_name = str(value["signal"]).partition(".")
-        messages.fix(message_name, signal_name, value["value"])
+    if isinstance(control, SignalFix):
+        message_name, _, signal_name = control.signal.partition(".")
+        messages.fix(message_name, signal_name, control.value)
         return None
-    if "cycle_ms" in value:
-        messages.cycle(value["message"], value["cycle_ms"], tick)
+    if isinstance(control, MessageCycle):
+        messages.cycle(control.message, control.cycle_ms, tick)
         return None
-    if messages.send(value["message"], value["send"]):
+    if messages.send(control.message, control.send):
         return None
-    return f"message {value['message']} is already {'sent' if value['send'] else 'stopped'}"
+    return f"message {control.message} is already {'sent' if control.send else 'stopped'}"
