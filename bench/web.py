@@ -18,7 +18,9 @@ In each round every configuration (and, with ``--baseline REV``, the same config
 another commit exported with ``git archive``) runs at the same time, each on a bus of its own,
 so all of them share whatever the machine does in that window (how much that narrows the
 spread of the rounds: docs/performance.md); the figures are medians over the rounds, and each
-configuration's extra CPU over the run without ``--web`` is taken within its round. The
+configuration's extra CPU over the run without ``--web`` is taken within its round, both as a
+share of that run's CPU and as a share of one core (the extra CPU a tick over the node's tick
+period), the form the page's budget is written in (docs/performance.md, "The targets"). The
 lateness runs go one after another, since nodes running at once would delay each other's ticks.
 
 Run: ``.venv/bin/python -m bench.web [--seconds S] [--rounds N] [--baseline REV] [--spin-us US]``;
@@ -218,7 +220,7 @@ def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float,
                 cpu[tree][node][configuration].append(value)
     result: dict[str, Any] = {"seconds": seconds, "rounds": rounds, "options": list(options), "trees": {}}
     for tree, nodes in cpu.items():
-        result["trees"][tree] = {node: _summary(runs) for node, runs in nodes.items()}
+        result["trees"][tree] = {node: summary(runs, NODES[node][1]) for node, runs in nodes.items()}
     for node in NODES:
         bus = new_bus()
         with beside(node, bus):
@@ -229,29 +231,37 @@ def measure(seconds: float, rounds: int, trees: dict[str, str], probe_s: float,
     return result
 
 
-def _summary(runs: dict[str, list[float]]) -> dict[str, dict[str, Any]]:
+def summary(runs: dict[str, list[float]], period_s: float) -> dict[str, dict[str, Any]]:
+    """Medians over the rounds; each round's extra over the run without ``--web`` of the same
+    round, as a share of that run and as a share of one core (extra CPU a tick over the period)."""
     plain = runs[CONFIGURATIONS[0]]
     summary: dict[str, dict[str, Any]] = {}
     for configuration, values in runs.items():
         extra = [(v - p) / p * 100 for v, p in zip(values, plain, strict=True)]
+        core = [(v - p) / (period_s * 1e6) * 100 for v, p in zip(values, plain, strict=True)]
         summary[configuration] = {"cpu_us_per_tick": values, "median_us": round(statistics.median(values), 1),
                                   "extra_pct_median": round(statistics.median(extra), 1),
-                                  "extra_pct_range": [round(min(extra), 1), round(max(extra), 1)]}
+                                  "extra_pct_range": [round(min(extra), 1), round(max(extra), 1)],
+                                  "extra_core_pct_median": round(statistics.median(core), 3),
+                                  "extra_core_pct_range": [round(min(core), 3), round(max(core), 3)]}
     return summary
 
 
 def table(result: dict[str, Any]) -> str:
     """The Markdown table docs/performance.md shows."""
     rows = ["| tree | node | configuration | CPU a tick, median (us) | extra over no `--web`, median "
-            "(range) | worst tick | ticks later than 200 us |", "|---|---|---|---:|---:|---:|---:|"]
+            "(range) | extra, % of one core, median of interleaved runs (range) | worst tick | "
+            "ticks later than 200 us |", "|---|---|---|---:|---:|---:|---:|---:|"]
     for tree, nodes in result["trees"].items():
         for node, configurations in nodes.items():
             for configuration, f in configurations.items():
                 late = (f"{f['worst_lateness_us'] / 1000:.1f} ms", f"{f['late_ticks']} of {f['ticks']}") \
                     if "worst_lateness_us" in f else ("", "")
                 low, high = f["extra_pct_range"]
+                core_low, core_high = f["extra_core_pct_range"]
                 rows.append(f"| {tree} | {node} | {configuration} | {f['median_us']:,.0f} | "
                             f"{f['extra_pct_median']:+.1f} % ({low:+.1f} .. {high:+.1f}) | "
+                            f"{f['extra_core_pct_median']:+.3f} % ({core_low:+.3f} .. {core_high:+.3f}) | "
                             f"{late[0]} | {late[1]} |")
     return "\n".join(rows)
 
