@@ -15,9 +15,11 @@ import socket
 import threading
 from typing import IO
 
+from ecu_sim.campaign.child import Child
+from ecu_sim.campaign.command import command_line
 from ecu_sim.campaign.figures import Probe, figures
 from ecu_sim.campaign.matrix import Case
-from ecu_sim.campaign.program import Child, ProgramFailed, command_line
+from ecu_sim.campaign.program import ProgramFailed
 from ecu_sim.campaign.spec import Program
 from ecu_sim.controls.planned import ByName
 from ecu_sim.cosim.server import CosimServer

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from ecu_sim.campaign import executors, matrix, program, spec
 from ecu_sim.campaign.case import FAILED, HEAD, TAIL
+from ecu_sim.campaign.command import check as check_command
 from ecu_sim.campaign.effect import EFFECT_FIGURES
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.progress import CampaignProgress
@@ -80,7 +81,7 @@ def load(path: str, command: str | None = None, socketcan: bool = False) -> list
     if campaign.program is not None and cases:
         # a repetition has its case's settings: each distinct case is checked once
         distinct = {case.base_id: case for case in cases}.values()
-        program.check(campaign.program, [case.settings() for case in distinct], cases[0].folder)
+        check_command(campaign.program, [case.settings() for case in distinct], cases[0].folder)
     return cases
 
 
