@@ -19,44 +19,35 @@ from ecu_sim.campaign import lockstep, program
 from ecu_sim.campaign.effect import EFFECT_FIGURES, EffectProbe, effect
 from ecu_sim.campaign.figures import FIGURES, Probe, StopAt, figures
 from ecu_sim.campaign.matrix import Case
+from ecu_sim.campaign.row import Figure, Row
 from ecu_sim.runs import simulation
 from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.settings.model import Settings
 
-#: columns every row starts with; the case's settings and the figures follow, the error last
-HEAD = ("id", "status")
-TAIL = ("error",)
-OK = "ok"
-FAILED = "failed"
 
-
-def run_case(case: Case, traces: str | None = None) -> dict[str, str]:
+def run_case(case: Case, traces: str | None = None) -> Row:
     """The case's row: its id, status, settings, figures and error (empty unless it failed).
 
     With ``traces`` (a folder), the run's per-tick CSV goes to ``traces/ID.csv``, written under a
     temporary name and renamed when complete, so a trace file is never half a run. A case with a
     controller under test runs in real time against it (ecu_sim.campaign.program).
     """
-    effects = dict.fromkeys(EFFECT_FIGURES, "") if case.attack()[0] else {}
-    row = {"id": case.id, "status": OK, **case.columns(), **dict.fromkeys(FIGURES, ""), **effects,
-           "error": ""}
+    effects = EFFECT_FIGURES if case.attack()[0] else {}
+    row = Row(case.id, settings=case.columns(), figures=dict.fromkeys([*FIGURES, *effects]))
     try:
         if case.program is None:
-            row.update(_simulate(case, traces))
-        else:
-            run = lockstep.run if case.program.cosim else program.run
-            with trace_file(traces, case.id) as trace:
-                row.update(run(case, case.program, trace))
+            return row.given(_simulate(case, traces))
+        run = lockstep.run if case.program.cosim else program.run
+        with trace_file(traces, case.id) as trace:
+            return row.given(run(case, case.program, trace))
     except program.ProgramFailed as exc:
-        row.update(exc.columns, status=FAILED, error=str(exc).replace("\n", " "))
+        return row.failed(str(exc), **exc.columns)
     except Exception as exc:
-        row["status"] = FAILED
-        row["error"] = f"{type(exc).__name__}: {exc}".replace("\n", " ")
-    return row
+        return row.failed(f"{type(exc).__name__}: {exc}")
 
 
-def _simulate(case: Case, traces: str | None) -> dict[str, str]:
+def _simulate(case: Case, traces: str | None) -> dict[str, Figure]:
     settings = case.settings()
     mode, app_pct = case.driver()
     driver = simulation.DriverSetup(mode, app_pct)
@@ -76,7 +67,7 @@ def _simulate(case: Case, traces: str | None) -> dict[str, str]:
 
 
 def attacked_case(case: Case, settings: Settings, driver: simulation.DriverSetup, specs: tuple[str, ...],
-                  seed: int, traces: str | None) -> dict[str, str]:
+                  seed: int, traces: str | None) -> dict[str, Figure]:
     """The figures of an attacked case and its effect beside the attack-free twin; with ``traces``,
     its labelled capture as ``traces/ID.log`` (ecu-sim dataset reads them)."""
     probes: list[Probe] = []

@@ -15,9 +15,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ecu_sim.campaign.case import OK
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.results import read_table
+from ecu_sim.campaign.row import OK, Row
 from ecu_sim.errors import ConfigError, needs_extra
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ ORDERED = [name for name, better in FIGURES.items() if better]
 
 @dataclass
 class Report:
-    before: list[dict[str, str]]
-    after: list[dict[str, str]]
+    before: list[Row]
+    after: list[Row]
     #: (case id, what got worse)
     worse: list[tuple[str, str]] = field(default_factory=list)
     better: int = 0
@@ -61,30 +61,29 @@ def parse_tolerances(items: Sequence[str]) -> dict[str, float]:
 def compare(before_path: str, after_path: str, relative: float, tolerances: dict[str, float]) -> Report:
     before, after = read_table(before_path), read_table(after_path)
     report = Report(before, after)
-    now = {row["id"]: row for row in after}
-    known = {row["id"] for row in before}
-    report.new_cases = sum(1 for row in after if row["id"] not in known)
+    now = {row.id: row for row in after}
+    known = {row.id for row in before}
+    report.new_cases = sum(1 for row in after if row.id not in known)
     for old in before:
-        new = now.get(old["id"])
+        new = now.get(old.id)
         if new is None:
-            report.worse.append((old["id"], f"missing from {after_path}"))
+            report.worse.append((old.id, f"missing from {after_path}"))
             continue
         found = list(_worse(old, new, relative, tolerances))
-        report.worse.extend((old["id"], f"{text}{_settings(old)}") for text in found)
+        report.worse.extend((old.id, f"{text}{settings_of(old)}") for text in found)
         if not found and any(_improved(old, new, name) for name in ORDERED):
             report.better += 1
-        if old.get("frame_hash") != new.get("frame_hash"):
+        if old.figures.get("frame_hash") != new.figures.get("frame_hash"):
             report.hashes_changed += 1
     return report
 
 
-def _worse(old: dict[str, str], new: dict[str, str], relative: float,
-           tolerances: dict[str, float]) -> Iterator[str]:
-    if old["status"] == OK and new["status"] != OK:
-        yield f"failed: {new.get('error', '')}"
+def _worse(old: Row, new: Row, relative: float, tolerances: dict[str, float]) -> Iterator[str]:
+    if old.status == OK and new.status != OK:
+        yield f"failed: {new.error}"
         return
     for name in ORDERED:
-        a, b = number(old.get(name, "")), number(new.get(name, ""))
+        a, b = old.number(name), new.number(name)
         if math.isnan(a):
             continue
         if math.isnan(b):
@@ -95,8 +94,8 @@ def _worse(old: dict[str, str], new: dict[str, str], relative: float,
             yield f"{name} {a:g} -> {b:g} ({_change(a, b)})"
 
 
-def _improved(old: dict[str, str], new: dict[str, str], name: str) -> bool:
-    a, b = number(old.get(name, "")), number(new.get(name, ""))
+def _improved(old: Row, new: Row, name: str) -> bool:
+    a, b = old.number(name), new.number(name)
     return (math.isnan(a) and not math.isnan(b)) or b < a
 
 
@@ -104,16 +103,9 @@ def _change(a: float, b: float) -> str:
     return f"{(b - a) / abs(a) * 100:+.1f} %" if a else f"{b - a:+g}"
 
 
-def number(text: str) -> float:
-    """A figure of a results table; NaN for an empty or unreadable cell (a failed case)."""
-    try:
-        return float(text) if text else math.nan
-    except ValueError:
-        return math.nan
-
-
-def _settings(row: dict[str, str]) -> str:
-    given = [f"{k}={v}" for k, v in row.items() if "." in k and v]
+def settings_of(row: Row) -> str:
+    """The settings a row's case gives, as a report names its case: `` [section.key=value, ...]``."""
+    given = [f"{k}={v}" for k, v in row.settings.items() if v]
     return f" [{', '.join(given)}]" if given else ""
 
 
@@ -130,7 +122,7 @@ def plot(report: Report, path: str) -> None:
     rows = math.ceil(len(ORDERED) / columns)
     figure, axes = pyplot.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)
     for axis, name in zip(axes.flat, ORDERED, strict=False):
-        series = [[v for v in (number(r.get(name, "")) for r in table) if not math.isnan(v)]
+        series = [[v for v in (r.number(name) for r in table) if not math.isnan(v)]
                   for table in (report.before, report.after)]
         axis.boxplot(series, showfliers=True)
         axis.set_xticks([1, 2], ["before", "after"])

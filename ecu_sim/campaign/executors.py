@@ -21,9 +21,10 @@ from concurrent import futures
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from ecu_sim.campaign.case import FAILED, run_case
+from ecu_sim.campaign.case import run_case
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.matrix import Case
+from ecu_sim.campaign.row import Row
 from ecu_sim.errors import ConfigError, EcuSimError, needs_extra
 from ecu_sim.runtime.cores import usable_cores
 
@@ -39,13 +40,13 @@ def default_workers() -> int:
     return usable_cores()
 
 
-def local(cases: Sequence[Case], workers: int, traces: str | None) -> Iterator[dict[str, str]]:
+def local(cases: Sequence[Case], workers: int, traces: str | None) -> Iterator[Row]:
     """Run ``cases`` on ``workers`` local processes; rows in the order cases finish."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     pending = iter(cases)
     with futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        running: set[futures.Future[dict[str, str]]] = set()
+        running: set[futures.Future[Row]] = set()
         try:
             while True:
                 for case in pending:
@@ -82,7 +83,7 @@ def _stop_workers(pool: futures.ProcessPoolExecutor) -> None:
 
 
 def dask(cases: Sequence[Case], workers: int, scheduler: str | None,
-         traces: str | None) -> Iterator[dict[str, str]]:
+         traces: str | None) -> Iterator[Row]:
     """Run ``cases`` on a Dask cluster: the one at ``scheduler``, else a LocalCluster of ``workers``."""
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -119,11 +120,11 @@ def dask(cases: Sequence[Case], workers: int, scheduler: str | None,
             cluster.close()
 
 
-def _dask_row(future: Any, case: Case) -> dict[str, str]:
+def _dask_row(future: Any, case: Case) -> Row:
     """The case's row; a case whose task the cluster gave up on (it killed its workers) is failed."""
     try:
-        row: dict[str, str] = future.result()
+        row: Row = future.result()
         return row
     except Exception as exc:
-        return {"id": case.id, "status": FAILED, **case.columns(), **dict.fromkeys(FIGURES, ""),
-                "error": f"{type(exc).__name__}: {exc}".replace("\n", " ")}
+        return Row(case.id, settings=case.columns(), figures=dict.fromkeys(FIGURES)).failed(
+            f"{type(exc).__name__}: {exc}")

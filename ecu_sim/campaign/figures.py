@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import can
 
 from ecu_sim.bus.listener import Direction
+from ecu_sim.campaign.row import Figure
 from ecu_sim.cosim.stepper import Stepper
 from ecu_sim.runs.private import PrivateRun
 from ecu_sim.runs.simulation import Simulation
@@ -135,38 +136,37 @@ class StopAt:
             self._run.loop.stop()
 
 
-def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[str, str]:
-    """The row of key figures of a finished run, as text; empty where a figure does not apply."""
+def figures(probe: Probe, set_speed_kph: float | None, band_kph: float) -> dict[str, Figure]:
+    """The key figures of a finished run, by column; None where a figure does not apply."""
     sim = probe.simulation
     period = sim.settings.run.resolved_period_s
     speeds = list(map(KPH_PER_MPS.__mul__, probe.speed_mps))
     app = probe.app_pct
-    row = dict.fromkeys(FIGURES, "")
+    row: dict[str, Figure] = dict.fromkeys(FIGURES)
     if set_speed_kph is not None and speeds:
         row.update(_tracking(speeds, set_speed_kph, band_kph, period))
         deviations = list(map((-set_speed_kph).__add__, speeds))
-        row["speed_dev_rms_kph"] = _num(math.sqrt(sum(map(operator.mul, deviations, deviations))
-                                                  / len(deviations)))
-    row["app_total_variation_pct"] = _num(sum(map(abs, map(operator.sub, app[1:], app))))
-    row["app_at_0_s"] = _num(len([a for a in app if a <= 0.0]) * period)
-    row["app_at_100_s"] = _num(len([a for a in app if a >= 100.0]) * period)
-    row["wheel_energy_kwh"] = _num(wheel_energy_kwh(probe, period))
+        row["speed_dev_rms_kph"] = math.sqrt(sum(map(operator.mul, deviations, deviations)) / len(deviations))
+    row["app_total_variation_pct"] = float(sum(map(abs, map(operator.sub, app[1:], app))))
+    row["app_at_0_s"] = len([a for a in app if a <= 0.0]) * period
+    row["app_at_100_s"] = len([a for a in app if a >= 100.0]) * period
+    row["wheel_energy_kwh"] = float(wheel_energy_kwh(probe, period))
     row.update(fuel(sim))
     if isinstance(sim.ecu.state, Class6State):
-        row["neutral_s"] = _num(probe.neutral_ticks * period)
-        row["eco_roll_events"] = str(probe.neutral_entries)
-    row["faults_injected"] = str(sum(sim.faults.injected.values()) if sim.faults is not None else 0)
-    row["dtcs_raised"] = str(dtcs_raised(sim))
-    row["invalid_frames"] = str(sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0))
-    row["final_speed_kph"] = _num(sim.ecu.state.speed_kph)
-    row["distance_m"] = _num(sim.ecu.state.distance_m)
-    row["ticks"] = str(len(speeds))
-    row["travel_time_s"] = _num(len(speeds) * period)
+        row["neutral_s"] = probe.neutral_ticks * period
+        row["eco_roll_events"] = probe.neutral_entries
+    row["faults_injected"] = sum(sim.faults.injected.values()) if sim.faults is not None else 0
+    row["dtcs_raised"] = dtcs_raised(sim)
+    row["invalid_frames"] = sim.ecu.invalid_total + (sim.ccm.invalid_total if sim.ccm else 0)
+    row["final_speed_kph"] = float(sim.ecu.state.speed_kph)
+    row["distance_m"] = float(sim.ecu.state.distance_m)
+    row["ticks"] = len(speeds)
+    row["travel_time_s"] = len(speeds) * period
     row["frame_hash"] = probe.frame_hash()
     return row
 
 
-def fuel(sim: Run) -> dict[str, str]:
+def fuel(sim: Run) -> dict[str, Figure]:
     """Fuel used, per 100 km and as g CO2 per tonne-km of payload, for a truck with an engine map
     (class6; none for the testbed). The payload is the standard one its test mass carries plus the
     run's ``[vehicle] payload_kg``; CO2 is EPA's per litre of diesel (docs/vehicle.md)."""
@@ -174,11 +174,11 @@ def fuel(sim: Run) -> dict[str, str]:
     if not isinstance(state, Class6State):
         return {}
     used, km = state.fuel_used_l, state.distance_m * 0.001
-    found = {"fuel_l": _num(used)}
+    found: dict[str, Figure] = {"fuel_l": float(used)}
     if km > 0.0:
         tonnes = (STANDARD_PAYLOAD_KG + sim.settings.vehicle.payload_kg) * 0.001
-        found["fuel_l_per_100km"] = _num(used * 100.0 / km)
-        found["co2_g_per_tkm"] = _num(used * CO2_G_PER_L / (tonnes * km))
+        found["fuel_l_per_100km"] = used * 100.0 / km
+        found["co2_g_per_tkm"] = used * CO2_G_PER_L / (tonnes * km)
     return found
 
 
@@ -194,7 +194,7 @@ def dtcs_raised(sim: Run) -> int:
     return total
 
 
-def _tracking(speeds: list[float], target: float, band: float, period: float) -> dict[str, str]:
+def _tracking(speeds: list[float], target: float, band: float, period: float) -> dict[str, Figure]:
     # builtins over whole series (map, max, sum): a Python loop per tick would cost a case more
     # than its figures are worth
     errors = list(map((-target).__add__, speeds))
@@ -206,12 +206,12 @@ def _tracking(speeds: list[float], target: float, band: float, period: float) ->
         overshoot = max(0.0, -min(errors))
     else:
         overshoot = max(map(abs, errors))
-    found = {"overshoot_kph": _num(overshoot)}
+    found: dict[str, Figure] = {"overshoot_kph": float(overshoot)}
     if start < len(errors):
         after = errors[start:]
-        found["settle_time_s"] = _num(start * period)
-        found["error_max_kph"] = _num(max(map(abs, after)))
-        found["error_rms_kph"] = _num(math.sqrt(sum(map(operator.mul, after, after)) / len(after)))
+        found["settle_time_s"] = start * period
+        found["error_max_kph"] = float(max(map(abs, after)))
+        found["error_rms_kph"] = math.sqrt(sum(map(operator.mul, after, after)) / len(after))
     return found
 
 
@@ -231,7 +231,3 @@ def wheel_energy_kwh(probe: Probe, period: float) -> float:
     limit = map((0.5 * traction_n).__mul__, map(operator.add, speeds, speeds[1:]))
     return sum(map(min, demanded, limit)) * period / 3.6e6
 
-
-def _num(value: float) -> str:
-    """A figure as text: fixed significant digits, so identical runs give identical files."""
-    return f"{value:.9g}"

@@ -20,6 +20,7 @@ from ecu_sim.campaign.command import command_line
 from ecu_sim.campaign.figures import Probe, figures
 from ecu_sim.campaign.matrix import Case
 from ecu_sim.campaign.program import ProgramFailed
+from ecu_sim.campaign.row import Figure
 from ecu_sim.campaign.spec import Program
 from ecu_sim.controls.planned import ByName
 from ecu_sim.cosim.server import CosimServer
@@ -35,7 +36,7 @@ HOST = "127.0.0.1"
 _LOOK_S = 0.05
 
 
-def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
+def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, Figure]:
     """The case stepped by the program; its figures and how the program was stopped."""
     settings, profile = prepare(case.settings())
     schedule = fault_schedule(settings, profile)
@@ -64,7 +65,7 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
             watcher.join()
             stopped = child.stop()
             said = child.last_words()
-    columns = {"controller_stop": stopped, "late_ticks": "", "max_late_ms": ""}
+    columns: dict[str, Figure] = {"controller_stop": stopped, "late_ticks": None, "max_late_ms": None}
     if stepper.next_tick < ticks:
         raise ProgramFailed(f"the co-simulation ended after {stepper.next_tick} of {ticks} ticks: {why}"
                             + (f"; the program said: {said}" if said else ""), columns)

@@ -17,6 +17,7 @@ from ecu_sim.campaign.child import Child
 from ecu_sim.campaign.command import command_line
 from ecu_sim.campaign.figures import Probe, StopAt, figures
 from ecu_sim.campaign.matrix import Case
+from ecu_sim.campaign.row import Figure, Fixed
 from ecu_sim.campaign.spec import Program
 from ecu_sim.campaign.watchdog import Watchdog
 from ecu_sim.io.trace import CsvTrace
@@ -32,12 +33,12 @@ COLUMNS = ("controller_stop", "late_ticks", "max_late_ms")
 class ProgramFailed(Exception):
     """The case ended because of its controller; ``columns`` still says how it was stopped."""
 
-    def __init__(self, reason: str, columns: dict[str, str]) -> None:
+    def __init__(self, reason: str, columns: dict[str, Figure]) -> None:
         super().__init__(reason)
         self.columns = columns
 
 
-def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
+def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, Figure]:
     """Run the case in real time against the program; its figures, how the program was stopped
     and the ECU's late ticks. ProgramFailed when the program ended the case."""
     settings = case.settings()
@@ -67,8 +68,8 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, str]:
             private.run()
         stopped = child.stop()
     stats = private.stats
-    columns = {"controller_stop": stopped, "late_ticks": str(stats.late),
-               "max_late_ms": f"{stats.max_lateness_s * 1e3:.1f}"}
+    columns: dict[str, Figure] = {"controller_stop": stopped, "late_ticks": stats.late,
+                                  "max_late_ms": Fixed(stats.max_lateness_s * 1e3, 1)}
     failure = silent or watchdogs[0].failure
     if failure is not None:
         raise ProgramFailed(failure, columns)

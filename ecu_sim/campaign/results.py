@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ecu_sim.campaign.row import Row
 from ecu_sim.errors import ConfigError, needs_extra
 
 FILE_NAME = "results.csv"
@@ -24,7 +25,8 @@ TEXT_COLUMNS = ("id", "status", "frame_hash", "error")
 
 
 class Results:
-    """``folder/results.csv``: the rows so far, by case id, and the file rows are appended to."""
+    """``folder/results.csv``: the rows so far, by case id, as the table's text, and the file rows
+    are appended to. A row becomes text here (:meth:`Row.cells`), as it is appended."""
 
     def __init__(self, folder: Path, columns: Sequence[str], resume: bool, overwrite: bool) -> None:
         self.folder = folder
@@ -59,10 +61,11 @@ class Results:
         for row in reader:
             self.rows[row["id"]] = row
 
-    def append(self, row: dict[str, str]) -> None:
+    def append(self, row: Row) -> None:
         """Add a finished case's row to the file at once, in one write."""
-        os.write(self._fd, self._line(row).encode("utf-8"))
-        self.rows[row["id"]] = row
+        cells = row.cells()
+        os.write(self._fd, self._line(cells).encode("utf-8"))
+        self.rows[row.id] = cells
 
     def _line(self, row: dict[str, str]) -> str:
         buffer = io.StringIO()
@@ -106,8 +109,8 @@ def write_parquet(source: Path, target: Path) -> None:
     os.replace(temporary, target)
 
 
-def read_table(path: str) -> list[dict[str, str]]:
-    """A results table written by a campaign, for ``campaign compare``."""
+def read_table(path: str) -> list[Row]:
+    """A results table written by a campaign, its rows read back, for ``campaign compare``."""
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -118,4 +121,4 @@ def read_table(path: str) -> list[dict[str, str]]:
         raise ConfigError(f"{path} is not a campaign's results table: {exc}") from None
     if reader.fieldnames is None or "id" not in reader.fieldnames or "status" not in reader.fieldnames:
         raise ConfigError(f"{path} is not a campaign's results table: it has no id and status columns")
-    return rows
+    return [Row.parse(row) for row in rows]

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TextIO
 
 from ecu_sim.campaign import executors, matrix, program, spec
-from ecu_sim.campaign.case import FAILED, HEAD, TAIL
 from ecu_sim.campaign.command import check as check_command
 from ecu_sim.campaign.effect import EFFECT_FIGURES
 from ecu_sim.campaign.figures import FIGURES
 from ecu_sim.campaign.progress import CampaignProgress
 from ecu_sim.campaign.results import Results
+from ecu_sim.campaign.row import FAILED, HEAD, TAIL, Row
 from ecu_sim.errors import ConfigError
 
 
@@ -102,7 +102,7 @@ def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
         for row in _rows(todo, options, traces):
             results.append(row)
             ran += 1
-            progress.case_done(row["status"] == FAILED)
+            progress.case_done(row.status == FAILED)
     finally:
         progress.close()
         results.close()
@@ -111,7 +111,7 @@ def run(path: str, options: Options, progress_out: TextIO) -> Outcome:
     return Outcome(len(cases), ran, failed, results.path)
 
 
-def _rows(todo: list[matrix.Case], options: Options, traces: str | None) -> Iterator[dict[str, str]]:
+def _rows(todo: list[matrix.Case], options: Options, traces: str | None) -> Iterator[Row]:
     if not todo:
         return iter(())
     if options.executor == "dask":

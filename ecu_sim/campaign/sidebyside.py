@@ -14,9 +14,9 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ecu_sim.campaign.case import OK
-from ecu_sim.campaign.compare import number, save_png
+from ecu_sim.campaign.compare import save_png
 from ecu_sim.campaign.results import read_table
+from ecu_sim.campaign.row import HEAD, OK, TAIL, Row
 from ecu_sim.errors import ConfigError, needs_extra
 
 #: the figures shown, with their column headings
@@ -28,7 +28,12 @@ class Group:
     """The cases that differ only in the ``--by`` setting: their other settings, and each value's row."""
 
     settings: tuple[tuple[str, str], ...]
-    rows: dict[str, dict[str, str]]
+    rows: dict[str, Row]
+
+    def number(self, value: str, figure: str) -> float:
+        """The figure of the case whose ``--by`` setting is ``value``; NaN where it has none."""
+        row = self.rows.get(value)
+        return math.nan if row is None else row.number(figure)
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ class SideBySide:
 
     def change(self, group: Group, value: str, figure: str) -> float:
         """``value``'s figure against the reference's, in percent; NaN where one is missing."""
-        ref, other = (number(group.rows.get(v, {}).get(figure, "")) for v in (self.values[0], value))
+        ref, other = (group.number(v, figure) for v in (self.values[0], value))
         return (other - ref) / abs(ref) * 100.0 if ref else math.nan
 
     def lines(self) -> Iterator[str]:
@@ -49,7 +54,7 @@ class SideBySide:
         for group in self.groups:
             yield " ".join(f"{k}={v}" for k, v in group.settings) or "(every other setting alike)"
             for figure, heading in SHOWN.items():
-                cells = [_cell(group.rows.get(v, {}).get(figure, "")) for v in self.values]
+                cells = [_cell(group.number(v, figure)) for v in self.values]
                 changes = [f"{self.change(group, v, figure):+.2f} %" for v in others]
                 yield f"  {heading:13} " + "  ".join(f"{c:>10}" for c in cells) + "   " + "  ".join(changes)
 
@@ -58,20 +63,20 @@ def side_by_side(path: str, key: str) -> SideBySide:
     """The table at ``path`` grouped by every setting but ``key``; ConfigError when ``key`` is no
     column of it or takes one value only."""
     table = read_table(path)
-    columns = list(table[0]) if table else []
+    columns = [*HEAD, *table[0].settings, *table[0].figures, *TAIL] if table else []
     # the settings every case shares say nothing about a group
-    varied = [c for c in columns if "." in c and len({row[c] for row in table}) > 1]
+    varied = [c for c in table[0].settings if len({row.value(c) for row in table}) > 1] if table else []
     if key not in varied:
         given = f"every case of {path} has the same {key}" if key in columns else f"{path} has no {key}"
         raise ConfigError(f"--by {key}: {given}, so there is nothing to put side by side; its cases "
                           f"vary {', '.join(varied) or 'no setting'}")
-    values = tuple(dict.fromkeys(row[key] for row in table))
+    values = tuple(dict.fromkeys(row.value(key) for row in table))
     others = [c for c in varied if c != key]
-    groups: dict[tuple[tuple[str, str], ...], dict[str, dict[str, str]]] = {}
+    groups: dict[tuple[tuple[str, str], ...], dict[str, Row]] = {}
     for row in table:
-        if row["status"] != OK:
+        if row.status != OK:
             continue
-        groups.setdefault(tuple((c, row[c]) for c in others), {})[row[key]] = row
+        groups.setdefault(tuple((c, row.value(c)) for c in others), {})[row.value(key)] = row
     return SideBySide(key, values, tuple(Group(k, v) for k, v in groups.items()))
 
 
@@ -93,7 +98,7 @@ def plot(result: SideBySide, path: str) -> None:
         shown = result.values[1:] if relative else result.values
         for i, value in enumerate(shown):
             heights = [result.change(g, value, name) if relative
-                       else number(g.rows.get(value, {}).get(name, "")) for g in result.groups]
+                       else g.number(value, name) for g in result.groups]
             axis.bar([x + i * width for x in range(len(labels))], heights, width, label=value)
         axis.set_ylabel(f"{heading} change %" if relative else heading, fontsize=8)
         axis.set_xticks([x + (len(shown) - 1) * width / 2 for x in range(len(labels))], labels, fontsize=6)
@@ -103,6 +108,5 @@ def plot(result: SideBySide, path: str) -> None:
     save_png(figure, path)
 
 
-def _cell(text: str) -> str:
-    value = number(text)
+def _cell(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.4g}"

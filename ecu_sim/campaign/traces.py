@@ -26,10 +26,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ecu_sim.campaign.case import OK
-from ecu_sim.campaign.compare import save_png
+from ecu_sim.campaign.compare import save_png, settings_of
 from ecu_sim.campaign.matrix import base_id
 from ecu_sim.campaign.results import read_table
+from ecu_sim.campaign.row import OK, Row
 from ecu_sim.errors import ConfigError, needs_extra
 
 #: the commands a trace may carry: the pedal, TSC1's engine demand, XBR's brake demand
@@ -149,28 +149,28 @@ def compare(a_path: str, b_path: str, tolerance: Tolerance) -> list[TraceVerdict
     return [_verdict(case, rows, runs_b.get(case, []), folders, tolerance) for case, rows in runs_a.items()]
 
 
-def _runs(rows: list[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
-    found: dict[str, list[dict[str, str]]] = {}
+def _runs(rows: list[Row]) -> dict[str, list[Row]]:
+    found: dict[str, list[Row]] = {}
     for row in rows:
-        found.setdefault(base_id(row["id"]), []).append(row)
+        found.setdefault(base_id(row.id), []).append(row)
     return found
 
 
-def _verdict(case: str, rows_a: list[dict[str, str]], rows_b: list[dict[str, str]],
+def _verdict(case: str, rows_a: list[Row], rows_b: list[Row],
              folders: tuple[Path, Path], tolerance: Tolerance) -> TraceVerdict:
-    settings = _settings(rows_a[0])
+    settings = settings_of(rows_a[0])
     if not rows_b:
         return TraceVerdict(case, settings, INCONCLUSIVE, "missing from the second table")
-    failed_a, failed_b = (any(r["status"] != OK for r in rows) for rows in (rows_a, rows_b))
+    failed_a, failed_b = (any(r.status != OK for r in rows) for rows in (rows_a, rows_b))
     if failed_a or failed_b:
-        if failed_a != failed_b and all(r["status"] != OK for r in (rows_b if failed_b else rows_a)):
+        if failed_a != failed_b and all(r.status != OK for r in (rows_b if failed_b else rows_a)):
             only = "B" if failed_b else "A"
             return TraceVerdict(case, settings, DIFFERS, f"every run failed in {only} only")
         return TraceVerdict(case, settings, INCONCLUSIVE, "a run failed")
-    a = [read_trace(folders[0] / f"{row['id']}.csv") for row in rows_a]
-    b = [read_trace(folders[1] / f"{row['id']}.csv") for row in rows_b]
+    a = [read_trace(folders[0] / f"{row.id}.csv") for row in rows_a]
+    b = [read_trace(folders[1] / f"{row.id}.csv") for row in rows_b]
     # a route (grade_file: grades by distance or an elevation route) is aligned by the road
-    by_distance = bool(rows_a[0].get("run.grade_file"))
+    by_distance = bool(rows_a[0].settings.get("run.grade_file"))
     between = [difference(x, y, by_distance, tolerance) for x, y in itertools.product(a, b)]
     within = [difference(x, y, by_distance, tolerance)
               for runs in (a, b) for x, y in itertools.combinations(runs, 2)]
@@ -185,11 +185,6 @@ def _verdict(case: str, rows_a: list[dict[str, str]], rows_b: list[dict[str, str
         verdict = INCONCLUSIVE
     return TraceVerdict(case, settings, verdict, first=between[0], spread_speed=spread_v,
                    spread_command=spread_c, pairs=[(a[0], b[0])])
-
-
-def _settings(row: dict[str, str]) -> str:
-    given = [f"{k}={v}" for k, v in row.items() if "." in k and v]
-    return f" [{', '.join(given)}]" if given else ""
 
 
 def summary(verdicts: Sequence[TraceVerdict]) -> str:

@@ -68,7 +68,7 @@ run.initial_speed_kph = 80
 def only_row(path: Path) -> dict[str, str]:
     cases = matrix.expand(spec.load(path))
     assert len(cases) == 1
-    return run_case(cases[0])
+    return run_case(cases[0]).cells()
 
 
 def table(path: Path) -> list[dict[str, str]]:
@@ -362,7 +362,7 @@ def realtime_case(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, s
     program.write_text(POLICY_NOTE)
     path = campaign(tmp_path, f"{{python}} {program.name} {{channel}} {{port}}", "run.realtime_priority = 10")
     cases = matrix.expand(spec.load(path))
-    row = run_case(cases[0])
+    row = run_case(cases[0]).cells()
     noted = [int(p) for p in (Path(cases[0].folder) / "policy.txt").read_text().split()]
     return row, noted, os.sched_getscheduler(0)
 
