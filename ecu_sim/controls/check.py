@@ -33,7 +33,7 @@ from typing import Any
 
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.codec.role import RoleCodec
-from ecu_sim.controls.live import LiveControl, check_live, powertrain_of
+from ecu_sim.controls.live import ControlRecord, LiveControl, check_live, powertrain_of
 from ecu_sim.controls.refusals import ControlError, Refusal, switch
 from ecu_sim.controls.refusals import number as as_number
 from ecu_sim.errors import ConfigError
@@ -63,13 +63,14 @@ class Control:
     #: for a ``dtc`` fault: the powertrain's or the restbus's node that raises it (None: the node's own)
     node: str | None = None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ControlRecord:
         """The control as the journal holds it, which :func:`check` reads back unchanged."""
-        if self.name == "fault":
-            return {"fault": str(self.value), "on": self.on, **({"node": self.node} if self.node else {})}
-        if isinstance(self.value, LiveControl):
-            return self.value.record()
-        return {self.name: self.value}
+        value = self.value
+        if isinstance(value, Fault):
+            return {"fault": str(value), "on": self.on, **({"node": self.node} if self.node else {})}
+        if isinstance(value, LiveControl):
+            return value.record()
+        return {self.name: value}
 
 
 def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Control:

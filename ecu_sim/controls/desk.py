@@ -17,7 +17,7 @@ from typing import Any
 
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.controls.check import Control, check
-from ecu_sim.controls.live import LiveControl, apply_live, powertrain_of
+from ecu_sim.controls.live import ControlRecord, LiveControl, apply_live, powertrain_of
 from ecu_sim.controls.refusals import ControlError
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import DTC_KIND, Fault
@@ -75,7 +75,7 @@ class ControlDesk:
     is made: the runs make it once the node is built, before its loop runs.
     """
 
-    def __init__(self, built: Built, journal: Callable[[dict[str, Any]], None] | None = None,
+    def __init__(self, built: Built, journal: Callable[[ControlRecord], None] | None = None,
                  marks: Callable[[str, int], str | None] | None = None,
                  replayed: Mapping[int, list[dict[str, Any]]] | None = None,
                  speed: RoleCodec | None = None, period_s: float = 0.1,

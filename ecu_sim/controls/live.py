@@ -17,6 +17,9 @@ from ecu_sim.nodes.factory import Built
 from ecu_sim.powertrain.live import LiveMessages
 from ecu_sim.powertrain.network import Powertrain
 
+#: a control as the recording's journal holds it (a JSON object), which the check reads back unchanged
+ControlRecord = dict[str, str | float | bool | None]
+
 
 @dataclass(frozen=True)
 class MessageSend:
@@ -25,7 +28,7 @@ class MessageSend:
     message: str
     send: bool
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ControlRecord:
         return {"message": self.message, "send": self.send}
 
 
@@ -36,7 +39,7 @@ class MessageCycle:
     message: str
     cycle_ms: float
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ControlRecord:
         return {"message": self.message, "cycle_ms": self.cycle_ms}
 
 
@@ -47,7 +50,7 @@ class SignalFix:
     signal: str
     value: float | None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ControlRecord:
         return {"signal": self.signal, "value": self.value}
 
 

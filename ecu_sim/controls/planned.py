@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.controls.check import Control, check
 from ecu_sim.controls.desk import ControlDesk
+from ecu_sim.controls.live import ControlRecord
 from ecu_sim.controls.refusals import ControlError, Refusal
 from ecu_sim.errors import ConfigError
 from ecu_sim.nodes.factory import Built
@@ -53,7 +53,7 @@ def plan(settings: Settings, built: Built, speed: RoleCodec) -> dict[int, list[C
 
 
 def desk(settings: Settings, built: Built, speed: RoleCodec,
-         journal: Callable[[dict[str, Any]], None] | None = None) -> ControlDesk | None:
+         journal: Callable[[ControlRecord], None] | None = None) -> ControlDesk | None:
     """A desk for the settings' controls, journaled into ``journal`` (a recording's) when the run
     records; None without any, so a run without controls has no observer more."""
     if not settings.controls.apply:
