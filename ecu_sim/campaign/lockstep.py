@@ -46,7 +46,8 @@ def run(case: Case, program: Program, trace: IO[str] | None) -> dict[str, Figure
 
     def watch(stepper: Stepper) -> list[TickObserver]:
         probes.append(Probe(stepper))
-        controls.append(ByName(settings, stepper.built, profile.speed))  # the case's and the program's
+        # the case's controls and the program's
+        controls.append(ByName(settings.ahead(), stepper.built, profile.speed))
         observers: list[TickObserver] = [*controls[0].observers(), probes[0]]
         return observers if trace is None else [*observers, CsvTrace(trace, stepper.ecu)]
 

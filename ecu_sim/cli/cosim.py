@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
     def watch(stepper: Stepper) -> list[TickObserver]:
         """--control's controls at their ticks, and the peer's by name before its next tick."""
-        controls.append(ByName(settings, stepper.built, profile.speed))
+        controls.append(ByName(settings.ahead(), stepper.built, profile.speed))
         return controls[0].observers()
 
     with sock, Stepper(settings, profile, load_vehicle_route(settings), schedule, watch,

@@ -27,19 +27,19 @@ The controls, one per request, as JSON:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.codec.role import RoleCodec
-from ecu_sim.controls.live import ControlRecord, LiveControl, check_live, powertrain_of
+from ecu_sim.controls.live import ControlRecord, LiveControl, check_live
+from ecu_sim.controls.node import Controlled, Kind, network_of
 from ecu_sim.controls.refusals import ControlError, Refusal, switch
 from ecu_sim.controls.refusals import number as as_number
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults import injector
-from ecu_sim.faults.spec import DTC_KIND, Fault, parse_fault
-from ecu_sim.nodes.factory import WITHHOLDING_FAULTS, Built, NodeKind, kinds_taking
+from ecu_sim.faults.spec import DTC_KIND, WITHHOLDING_FAULTS, Fault, parse_fault
 
 #: every control's name, in the order the page shows them
 NAMES = ("set_speed_kph", "cruise", "pedal_override", "fault", "record", "message", "signal")
@@ -73,7 +73,7 @@ class Control:
         return {self.name: value}
 
 
-def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Control:
+def check(body: object, built: Controlled, speed: RoleCodec, period_s: float) -> Control:
     """The control ``body`` (a parsed JSON value) asks for, checked against the node ``built``."""
     if not isinstance(body, Mapping):
         raise ControlError(Refusal.MALFORMED,
@@ -91,7 +91,7 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
         if owner is not None and owner != name:
             raise ControlError(Refusal.MALFORMED, f"{companion!r} belongs to a {owner}, not to {name}")
     value = body[name]
-    owners = kinds_taking(name)
+    owners = built.owners(name)
     if owners and built.kind not in owners:
         raise ControlError(Refusal.NOT_HERE,
             f"{name} is a control of {_described(owners)}; this node is the {built.kind.name}")
@@ -121,14 +121,14 @@ def check(body: object, built: Built, speed: RoleCodec, period_s: float) -> Cont
     return Control(name, value)
 
 
-def _described(kinds: list[NodeKind]) -> str:
+def _described(kinds: Sequence[Kind]) -> str:
     """``the CCM (ecu-sim ccm)`` for one kind of node, ``the ECU and the CCM`` for several."""
     if len(kinds) == 1:
         return f"the {kinds[0].name} (ecu-sim {kinds[0].value})"
     return " and ".join(f"the {kind.name}" for kind in kinds)
 
 
-def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float) -> Control:
+def _fault(body: Mapping[str, Any], value: object, built: Controlled, period_s: float) -> Control:
     if not isinstance(value, str):
         raise ControlError(Refusal.MALFORMED,
             f"fault must be a fault of the --fault grammar, e.g. \"drop=0.5\" "
@@ -147,7 +147,7 @@ def _fault(body: Mapping[str, Any], value: object, built: Built, period_s: float
             "tick it is switched on to the tick it is switched off")
     if fault.kind == DTC_KIND and "node" in body:
         node = body["node"]
-        powertrain = powertrain_of(built)
+        powertrain = network_of(built)
         parts = {} if powertrain is None else powertrain.others
         if node not in parts:
             raise ControlError(Refusal.NOT_HERE, f"no node {node!r} here; the powertrain's and the "

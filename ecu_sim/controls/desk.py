@@ -17,17 +17,17 @@ from typing import Any
 
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.controls.check import Control, check
-from ecu_sim.controls.live import ControlRecord, LiveControl, apply_live, powertrain_of
+from ecu_sim.controls.live import ControlRecord, LiveControl, apply_live
+from ecu_sim.controls.node import Controlled, network_of
 from ecu_sim.controls.refusals import ControlError
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.spec import DTC_KIND, Fault
 from ecu_sim.j1939.dm import Dtc
-from ecu_sim.nodes.factory import Built
 
 log = logging.getLogger("ecu_sim")
 
 
-def apply(control: Control, built: Built, tick: int) -> str | None:
+def apply(control: Control, built: Controlled, tick: int) -> str | None:
     """Apply ``control`` before ``tick``; None when applied, else why it changed nothing."""
     if isinstance(control.value, LiveControl):
         return apply_live(control.value, built, tick)
@@ -38,10 +38,10 @@ def apply(control: Control, built: Built, tick: int) -> str | None:
     return None
 
 
-def _switch_fault(control: Control, built: Built, tick: int) -> str | None:
+def _switch_fault(control: Control, built: Controlled, tick: int) -> str | None:
     fault, on = control.value, control.on
     assert isinstance(fault, Fault)  # check() gives a fault control a Fault
-    powertrain = powertrain_of(built) if control.node is not None else None
+    powertrain = network_of(built) if control.node is not None else None
     network = built.node.network if powertrain is None else powertrain.others[str(control.node)]
     if fault.kind == DTC_KIND and fault.dtc is not None and network is not None:
         changed = network.switch_dtc(Dtc(*fault.dtc), on, tick)
@@ -75,7 +75,7 @@ class ControlDesk:
     is made: the runs make it once the node is built, before its loop runs.
     """
 
-    def __init__(self, built: Built, journal: Callable[[ControlRecord], None] | None = None,
+    def __init__(self, built: Controlled, journal: Callable[[ControlRecord], None] | None = None,
                  marks: Callable[[str, int], str | None] | None = None,
                  replayed: Mapping[int, list[dict[str, Any]]] | None = None,
                  speed: RoleCodec | None = None, period_s: float = 0.1,

@@ -1,7 +1,7 @@
 """The controls of the messages the process sends (the powertrain's and the restbus's), by the
 DBC's names: a message stopped, restarted or re-timed, a signal fixed or given back.
 
-What they act on is :class:`~ecu_sim.powertrain.live.LiveMessages`; this module checks a control
+What they act on is the powertrain's ``LiveMessages`` (ecu_sim.powertrain.live); this module checks a control
 against it into one of the records below and applies it, for ecu_sim.controls.desk. A record
 turns back into its JSON object only where it is journaled (:meth:`record`).
 """
@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ecu_sim.controls.node import Controlled, Messages, network_of
 from ecu_sim.controls.refusals import ControlError, Refusal, number, switch
-from ecu_sim.nodes.factory import Built
-from ecu_sim.powertrain.live import LiveMessages
-from ecu_sim.powertrain.network import Powertrain
 
 #: a control as the recording's journal holds it (a JSON object), which the check reads back unchanged
 ControlRecord = dict[str, str | float | bool | None]
@@ -58,20 +56,15 @@ class SignalFix:
 LiveControl = MessageSend | MessageCycle | SignalFix
 
 
-def powertrain_of(built: Built) -> Powertrain | None:
-    """The ECU's ``--network powertrain`` (else None), by name: only the factory knows node classes."""
-    return getattr(built.node, "powertrain", None)
-
-
-def _messages(built: Built) -> LiveMessages:
-    powertrain = powertrain_of(built)
+def _messages(built: Controlled) -> Messages:
+    powertrain = network_of(built)
     if powertrain is None:
         raise ControlError(Refusal.NOT_HERE, "messages and signals are controlled on the powertrain "
                                              "network (--network powertrain)")
     return powertrain.live
 
 
-def check_live(name: str, body: Mapping[str, Any], built: Built) -> LiveControl:
+def check_live(name: str, body: Mapping[str, Any], built: Controlled) -> LiveControl:
     """A message or signal control checked against the messages the node sends."""
     messages = _messages(built)
     text = body[name]
@@ -107,7 +100,7 @@ def check_live(name: str, body: Mapping[str, Any], built: Built) -> LiveControl:
     return SignalFix(text, value)
 
 
-def apply_live(control: LiveControl, built: Built, tick: int) -> str | None:
+def apply_live(control: LiveControl, built: Controlled, tick: int) -> str | None:
     """Apply a checked message or signal control before ``tick``; None when applied, else why it
     changed nothing."""
     messages = _messages(built)

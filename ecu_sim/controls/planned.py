@@ -1,7 +1,7 @@
 """The controls given ahead, ``[controls] apply`` in the INI, ``--control`` on the command line and a
 campaign case's ``controls.apply``, and one a co-simulation peer sends by name.
 
-Their text (ecu_sim.settings.controls) is read when the settings load. Here each becomes the control
+Their text (ecu_sim.controls.grammar) is read when the settings load. Here each becomes the control
 the node's page would send, checked by the same :func:`~ecu_sim.controls.check.check` against the
 built node before its first tick, so an unknown message or a value outside its DBC range stops
 the run before it starts. A :class:`~ecu_sim.controls.desk.ControlDesk` then applies each one
@@ -12,32 +12,44 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.controls.check import Control, check
 from ecu_sim.controls.desk import ControlDesk
+from ecu_sim.controls.grammar import ControlSpecError, parse_control
 from ecu_sim.controls.live import ControlRecord
+from ecu_sim.controls.node import Controlled
 from ecu_sim.controls.refusals import ControlError, Refusal
 from ecu_sim.errors import ConfigError
-from ecu_sim.nodes.factory import Built
 from ecu_sim.runtime.loop import TickObserver
 from ecu_sim.runtime.ticks import ticks_in
-from ecu_sim.settings.controls import ControlSpecError, parse_control
-from ecu_sim.settings.model import Settings
 
 log = logging.getLogger("ecu_sim")
 
 
-def plan(settings: Settings, built: Built, speed: RoleCodec) -> dict[int, list[Control]]:
+@dataclass(frozen=True)
+class Ahead:
+    """A run's controls written ahead, and what planning them takes of the run (its settings'
+    ``ahead()``)."""
+
+    #: the controls' texts, e.g. ``stop:TCO1@30``
+    texts: tuple[str, ...]
+    period_s: float
+    #: None: the run goes on until stopped
+    duration_s: float | None
+    #: where they were given, for an error: ``[controls] apply in FILE``, ``--control``
+    origin: str
+
+
+def plan(ahead: Ahead, built: Controlled, speed: RoleCodec) -> dict[int, list[Control]]:
     """The settings' controls, checked against ``built``, by the tick each acts before.
 
     A control due when the run is over never acts: a warning says so, as for a fault, since a
     campaign may shorten the runs of a file whose controls stay as written."""
-    period = settings.run.resolved_period_s
-    duration = settings.run.duration_s
-    origin = settings.origins.get("controls.apply", "[controls] apply")
+    period, duration, origin = ahead.period_s, ahead.duration_s, ahead.origin
     planned: dict[int, list[Control]] = {}
-    for text in settings.controls.apply:
+    for text in ahead.texts:
         for index, timed in enumerate(parse_control(text)):
             if duration is not None and timed.at_s >= duration:
                 if not index:  # a window's end that the run does not reach is no news
@@ -52,16 +64,16 @@ def plan(settings: Settings, built: Built, speed: RoleCodec) -> dict[int, list[C
     return planned
 
 
-def desk(settings: Settings, built: Built, speed: RoleCodec,
+def desk(ahead: Ahead, built: Controlled, speed: RoleCodec,
          journal: Callable[[ControlRecord], None] | None = None) -> ControlDesk | None:
     """A desk for the settings' controls, journaled into ``journal`` (a recording's) when the run
     records; None without any, so a run without controls has no observer more."""
-    if not settings.controls.apply:
+    if not ahead.texts:
         return None
-    return ControlDesk(built, journal=journal, planned=plan(settings, built, speed))
+    return ControlDesk(built, journal=journal, planned=plan(ahead, built, speed))
 
 
-def now(text: str, built: Built, speed: RoleCodec, period_s: float) -> Control:
+def now(text: str, built: Controlled, speed: RoleCodec, period_s: float) -> Control:
     """A control by name that acts at the next tick (a co-simulation peer's): the ``--control``
     grammar without a time."""
     try:
@@ -79,12 +91,12 @@ class ByName:
     co-simulation peer sends by name between its steps, each applied before the next tick by one
     desk (``desk``, the stepper's tick observer)."""
 
-    def __init__(self, settings: Settings, built: Built, speed: RoleCodec) -> None:
-        self._planned = bool(settings.controls.apply)
-        self.desk = ControlDesk(built, planned=plan(settings, built, speed))
+    def __init__(self, ahead: Ahead, built: Controlled, speed: RoleCodec) -> None:
+        self._planned = bool(ahead.texts)
+        self.desk = ControlDesk(built, planned=plan(ahead, built, speed))
         self._built = built
         self._speed = speed
-        self._period_s = settings.run.resolved_period_s
+        self._period_s = ahead.period_s
 
     def observers(self) -> list[TickObserver]:
         """The desk as a tick observer when the settings plan controls; a peer's need none (they are

@@ -42,6 +42,8 @@ from ecu_sim.runtime.ticks import WindowError, parse_window
 
 #: faults that set a diagnostic trouble code instead of changing frames
 DTC_KIND = "dtc"
+#: faults that leave a period without a frame (the kernel's timer cannot withhold one)
+WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
 _DTC = re.compile(r"^(?P<spn>\d+):(?P<fmi>\d+)$")
 ALIASES = {"na": "not_available", "not-available": "not_available"}
 _SPEC = re.compile(r"^(?P<kind>[a-z_-]+)(?:=(?P<value>[^@]+))?(?:@(?P<window>.+))?$")

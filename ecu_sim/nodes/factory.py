@@ -27,7 +27,7 @@ from ecu_sim.codec.profile import SPN_ACCELERATOR_PEDAL_POSITION_1, SPN_WHEEL_BA
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
-from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
+from ecu_sim.faults.spec import DTC_KIND, WITHHOLDING_FAULTS, Fault, FaultSchedule, describe
 from ecu_sim.j1939.ids import source_address_of
 from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_network
@@ -67,8 +67,6 @@ SPN_CURRENT_GEAR = 523
 SPN_SELECTED_GEAR = 524
 #: J1939 SPN 525, transmission requested gear (TC1): the predictive CCM's eco-roll asks for neutral
 SPN_REQUESTED_GEAR = 525
-#: faults that leave a period without a frame
-WITHHOLDING_FAULTS = frozenset({"drop", "silent", "delay"})
 
 
 class NodeKind(enum.Enum):
@@ -130,6 +128,9 @@ class Built:
 
     def _faults_text(self) -> str:
         return "" if self.faults is None else f" | faults {self.faults.summary()}"
+
+    def owners(self, control: str) -> list[NodeKind]:  # a person's controls ask it (ecu_sim.controls.node)
+        return kinds_taking(control)
 
 
 def kinds_taking(control: str) -> list[NodeKind]:

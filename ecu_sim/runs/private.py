@@ -75,7 +75,7 @@ class PrivateRun:
             self.settings = settings
             self.stats = LoopStats()
             clock = tuned.clock(settings, None)
-            desk = planned.desk(settings, built, profile.speed)  # a campaign case's controls
+            desk = planned.desk(settings.ahead(), built, profile.speed)  # a campaign case's controls
             observers = [*([] if desk is None else [desk]), *([] if watch is None else watch(self))]
             self._between = tuned.collector(settings)
             if self._between is not None:

@@ -130,7 +130,7 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
         notifier = stack.enter_context(Notifier())
         observers: list[TickObserver] = [] if recorder is None else [recorder]
         if page is None:  # --control, [controls] apply; with a page, its desk applies them too
-            desk = planned.desk(settings, built, profile.speed,
+            desk = planned.desk(settings.ahead(), built, profile.speed,
                                 None if recorder is None else recorder.control)
             observers += [] if desk is None else [desk]
         if view is not None:

@@ -156,7 +156,7 @@ class Simulation:
                 None if self.attacker is None else self.attacker.label_of,
                 () if self.attacker is None else self.attacker.plan.manifest())
             observers += [] if recorder is None else [recorder]  # the ECU's, labelled when attacked
-            desk = planned.desk(settings, built, profile.speed,
+            desk = planned.desk(settings.ahead(), built, profile.speed,
                                 None if recorder is None else recorder.control)
             observers += [] if desk is None else [desk]
             # --stream: virtual time on the viewer's axis, so a simulated hour plots as an hour

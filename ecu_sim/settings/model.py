@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecu_sim.controls.grammar import ControlSettings as ControlSettings
+from ecu_sim.controls.planned import Ahead
 from ecu_sim.cruise.modes import ControllerSettings
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.runtime.tuning import GC_MODES, PRIORITY_RANGE, parse_cpus
 from ecu_sim.settings.calibration import CalibrationSettings as CalibrationSettings
-from ecu_sim.settings.controls import ControlSettings as ControlSettings
 from ecu_sim.settings.diagnostics import DiagnosticsSettings as DiagnosticsSettings
 from ecu_sim.settings.fms import FmsSettings as FmsSettings
 from ecu_sim.settings.j1939 import NETWORKS as NETWORKS
@@ -312,6 +313,11 @@ class Settings:
     #: ``section.key`` -> where the value was given, e.g. ``[run] period_s in /etc/ecu-sim.ini`` or
     #: ``--period on the command line``, so checks made later can name it; defaults are absent
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def ahead(self) -> Ahead:
+        """The controls this run writes ahead, with its period and duration, for the desk."""
+        return Ahead(self.controls.apply, self.run.resolved_period_s, self.run.duration_s,
+                     self.origins.get("controls.apply", "[controls] apply"))
 
 
 #: INI section -> dataclass; the [bus] section is free-form and goes to python-can.

@@ -96,7 +96,7 @@ def serve(stack: ExitStack, kind: NodeKind, built: Built, profile: Profile, sett
     period = settings.run.resolved_period_s
     session = None if recorder is None or not settings.run.web_record else _session(recorder)
     # the one desk of the run: the page's controls, and those written ahead (--control)
-    ahead = planned.plan(settings, built, profile.speed) if settings.controls.apply else None
+    ahead = planned.plan(settings.ahead(), built, profile.speed) if settings.controls.apply else None
     desk = ControlDesk(built, journal=None if recorder is None else recorder.control,
                        marks=None if session is None else session.mark, planned=ahead)
     publisher = Publisher(kind.value, built, view, stats, line, bus_state, period)

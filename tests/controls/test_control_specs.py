@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecu_sim.settings.controls import ControlSpecError, Timed, parse_control
+from ecu_sim.controls.grammar import ControlSpecError, Timed, parse_control
 
 
 def test_a_control_without_a_time_acts_from_tick_0() -> None:

@@ -2,7 +2,7 @@
 
 A control is written ``KIND:TARGET[=VALUE][@FROM[-TO|+DURATION]]``, times in seconds from the
 start of the run (tick 0), as a fault's window is (ecu_sim.faults.spec). Each one is the same
-control that ``POST /api/control`` takes (ecu_sim.controls), so it is checked, applied between
+control that ``POST /api/control`` takes (ecu_sim.controls.check), so it is checked, applied between
 ticks, journaled and replayed as one from the page is; only when it acts differs:
 
 =================================  ============================================================
