@@ -13,6 +13,7 @@ import functools
 import logging
 import queue
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ecu_sim.codec.role import RoleCodec
@@ -64,29 +65,37 @@ def _told(control: Control, tick: int | None, problem: str | None) -> None:
         log.warning("control %s changed nothing: %s", control.record(), problem)
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """A recording's journal of controls, by the tick each acted before, and what checking them
+    again takes: the speed codec (the set speed's range) and the period (a fault's window)."""
+
+    controls: Mapping[int, list[dict[str, Any]]]
+    speed: RoleCodec
+    period_s: float
+
+
 class ControlDesk:
     """A tick observer that applies the queued controls between ticks and journals each one.
 
     ``journal`` takes an applied control's record (the recorder's); ``marks`` takes the record
     controls with their tick (the session recording, ecu_sim.web.session) and says why one
-    changed nothing. ``replayed`` holds a journal's controls by the tick they acted before, for a
-    replay: then nothing is queued. ``planned`` holds checked controls by the tick they act
+    changed nothing. ``replayed`` holds a journal's controls, for a replay: then nothing is
+    queued. ``planned`` holds checked controls by the tick they act
     before (the settings', ecu_sim.controls.planned). What is due before tick 0 is applied as the desk
     is made: the runs make it once the node is built, before its loop runs.
     """
 
     def __init__(self, built: Controlled, journal: Callable[[ControlRecord], None] | None = None,
                  marks: Callable[[str, int], str | None] | None = None,
-                 replayed: Mapping[int, list[dict[str, Any]]] | None = None,
-                 speed: RoleCodec | None = None, period_s: float = 0.1,
+                 replayed: Replayed | None = None,
                  planned: Mapping[int, list[Control]] | None = None) -> None:
         self._built = built
         self._journal = journal
         self._marks = marks
-        self._replayed = dict(replayed or {})
+        self._replay_of = replayed
+        self._replayed = dict(replayed.controls) if replayed is not None else {}
         self._planned = dict(planned or {})
-        self._speed = speed
-        self._period_s = period_s
         self._queue: queue.SimpleQueue[tuple[Control, Done]] = queue.SimpleQueue()
         self._due(0)
 
@@ -115,20 +124,18 @@ class ControlDesk:
 
     def _due(self, before: int) -> None:
         """The replayed and the planned controls that act before tick ``before``."""
-        if self._replayed:
+        if self._replayed and self._replay_of is not None:
             for record in self._replayed.pop(before, ()):
-                self._replay(record, before)
+                self._replay(record, before, self._replay_of)
         if self._planned:
             for control in self._planned.pop(before, ()):
                 self.apply_now(control, before, functools.partial(_told, control))
 
-    def _replay(self, record: dict[str, Any], tick: int) -> None:
+    def _replay(self, record: dict[str, Any], tick: int, replayed: Replayed) -> None:
         if "record" in record:
             return  # a mark of the session's download, nothing the node sees
-        if self._speed is None:
-            raise ValueError("a replaying desk needs the speed codec to check controls")
         try:
-            control = check(record, self._built, self._speed, self._period_s)
+            control = check(record, self._built, replayed.speed, replayed.period_s)
         except ControlError as exc:
             raise ConfigError(f"the recording's control {record} before tick {tick} cannot be "
                               f"applied: {exc.reason}") from None

@@ -33,7 +33,7 @@ import can
 
 from ecu_sim.bus.listener import Direction
 from ecu_sim.bus.port import Port
-from ecu_sim.controls.desk import ControlDesk
+from ecu_sim.controls.desk import ControlDesk, Replayed
 from ecu_sim.io.journal import TickRecord
 from ecu_sim.io.recording import Recording, load, settings_of
 from ecu_sim.io.split import Mismatch, TickSplit, text
@@ -198,8 +198,7 @@ def replay(path: str, dbc: str | None = None,
         bus.feed(0)
         observers: list[TickObserver] = [bus] if watch is None else [bus, watch(built.node)]
         if recording.controls:  # a session driven from the node's page: its controls, at their ticks
-            observers.append(ControlDesk(built, replayed=recording.controls, speed=profile.speed,
-                                         period_s=period))
+            observers.append(ControlDesk(built, replayed=Replayed(recording.controls, profile.speed, period)))
         TickLoop(clock, period, [built.node], observers=observers).run(max_ticks=len(recording.ticks))
         bus.finish()
     return _compare(kind.value, recording, bus, period)
