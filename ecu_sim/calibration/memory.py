@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ecu_sim.calibration.image import Image, image_problem
@@ -31,8 +32,13 @@ class MemoryRangeError(ValueError):
 class ProgrammableMemory:
     """One node's calibration memory; ``builtin`` is the image it has before anything is programmed."""
 
-    def __init__(self, builtin: Image, directory: Path | None = None) -> None:
+    def __init__(self, builtin: Image, directory: Path | None = None,
+                 accepts: Callable[[Image], str | None] | None = None) -> None:
+        """``accepts``: what the node checks of an image beyond the image itself (that its
+        application can run it beside the other nodes' images: the programming dependencies);
+        None when it can, else the reason in one line."""
         self.kind = builtin.kind
+        self._accepts = accepts
         self.start = AREA_START
         self.size = AREA_SIZE
         self._directory = directory
@@ -53,6 +59,8 @@ class ProgrammableMemory:
             data = active.read_bytes()
             # a kept image that no longer passes (another node's file, a damaged disk) is not run
             self.kept_problem = image_problem(data, self.kind)
+            if self.kept_problem is None and self._accepts is not None:
+                self.kept_problem = self._accepts(Image.parse(data, self.kind))
             if self.kept_problem is None:
                 self._active = Image.parse(data, self.kind)
                 self.kept = True
@@ -103,7 +111,10 @@ class ProgrammableMemory:
 
     def check(self) -> str | None:
         """None if the staged image is a valid image for this node, else the reason in one line."""
-        return image_problem(bytes(self._staging), self.kind)
+        problem = image_problem(bytes(self._staging), self.kind)
+        if problem is None and self._accepts is not None:
+            problem = self._accepts(Image.parse(bytes(self._staging), self.kind))
+        return problem
 
     def commit(self) -> None:
         """The checked staging image becomes the active one (kept), and the application is valid."""
@@ -120,6 +131,9 @@ class ProgrammableMemory:
         the active one, kept in one atomic step; the staging bank and the flag are left as they are."""
         if image.kind != self.kind:
             raise ValueError(f"an image for the {image.kind} cannot be the {self.kind}'s")
+        problem = None if self._accepts is None else self._accepts(image)
+        if problem is not None:
+            raise ValueError(problem)
         self._active = image
         self._keep(_ACTIVE, image.data)
 

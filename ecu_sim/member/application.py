@@ -131,10 +131,13 @@ class Calibrated:
     start: Image
     named: bool
     restart: Restart | None = None
+    #: what the node checks of an image beside the image itself (the programming dependencies)
+    accepts: Callable[[Image], str | None] | None = None
 
 
 def build_application(calibrated: Calibrated, state_dir: str | None, address: int) -> Application:
     """The node's memory (kept under ``state_dir`` when given) and the application running from it."""
     kind = calibrated.start.kind
-    memory = ProgrammableMemory(calibrated.start, memory_directory(state_dir, kind, address))
+    memory = ProgrammableMemory(calibrated.start, memory_directory(state_dir, kind, address),
+                                calibrated.accepts)
     return Application(memory, calibrated.start, calibrated.named, calibrated.restart)

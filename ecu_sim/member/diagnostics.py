@@ -26,7 +26,6 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 
-from ecu_sim.calibration.layout import CalibrationError
 from ecu_sim.calibration.memory import ProgrammableMemory as CalibrationMemory
 from ecu_sim.isotp.transport import IsoTpServer
 from ecu_sim.j1939.dm import DtcTable
@@ -68,10 +67,9 @@ class CalibrationParameters:
         if parameter is None:
             return f"no calibration parameter has the identifier 0x{did:04X}"
         try:
-            changed = image.changed({parameter.name: parameter.decode(data)})
-        except CalibrationError as exc:
+            self._memory.replace_active(image.changed({parameter.name: parameter.decode(data)}))
+        except ValueError as exc:  # out of range, or an image the node's application cannot run
             return str(exc)
-        self._memory.replace_active(changed)
         log.info("%s: %s written by identifier 0x%04X; it takes effect at the next ECUReset",
                  image.kind, parameter.name, did)
         return None

@@ -123,6 +123,15 @@ def restart_node(node: Ecu | Ccm | Driver, part: NetworkPart | None, images: Map
 
 
 def start(images: Mapping[str, Image], kind: str, settings: Settings, restart: Restart) -> Calibrated | None:
-    """What the node of calibration ``kind`` gives its part (None: it has no calibration)."""
+    """What the node of calibration ``kind`` gives its part (None: it has no calibration); its
+    application runs an image its controller (the CCM's) or the truck's model can be built from."""
     image = images.get(kind)
-    return None if image is None else start_calibration(image, settings, restart)
+    if image is None:
+        return None
+
+    def runs(candidate: Image) -> object:
+        if kind == "ccm":
+            return pi_params(candidate)
+        return class6_model(settings, {**images, kind: candidate}) if kind == "ecu" else None
+
+    return start_calibration(image, settings, restart, runs)

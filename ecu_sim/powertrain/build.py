@@ -20,7 +20,7 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import messages_with, spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
-from ecu_sim.member.application import Restart
+from ecu_sim.member.application import Application, Calibrated
 from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, booting, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
@@ -67,11 +67,12 @@ def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, 
 
 def build_powertrain(port: Port, profile: Profile, settings: Settings,
                      model_of: Callable[[Mapping[str, Image]], Class6Model],
-                     engine: Callable[[Mapping[int, Callable[[], bytes | None]], Restart], NetworkPart],
+                     engine: Callable[[Mapping[int, Callable[[], bytes | None]], Calibrated | None],
+                                      NetworkPart],
                      new_frame: FrameFactory, images: Mapping[str, Image],
                      restarted: Callable[[Class6Model, bool], None]) -> Powertrain:
     """The powertrain on ``port``: ``engine`` builds the engine's part (the ECU's own) from its
-    requestable PGNs and its restart; the other nodes' parts, every message with its output and
+    requestable PGNs and its calibration; the other nodes' parts, every message with its output and
     gate, here. ``images``: the calibration each node starts from; ``model_of`` makes the truck's
     model from the images the nodes run (their kept ones, boot mode), here and at each restart of
     a node's application, after which ``restarted`` hands the new model to the truck and says
@@ -99,17 +100,28 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings,
 
     env = NodeEnvironment(port, profile, settings.j1939, period, new_frame)
     powertrain: Powertrain
+    parts: dict[str, NetworkPart] = {}
 
     def restart() -> None:  # one node's application restarted: the truck's control built again
         model, commanded = rebuild()
         powertrain.restart(model, commanded)
         restarted(model, not booting(parts["engine"]))
 
-    parts = {"engine": engine(requestable("engine"), restart)}
+    def calibration(role: str) -> Calibrated | None:
+        """A node's: its application runs an image when the truck's model can be built with it."""
+        def runs(image: Image) -> Class6Model:
+            return model_of({**running_images(applications(), images), role: image})
+
+        image = images.get(role)
+        return None if image is None else start_calibration(image, settings, restart, runs)
+
+    def applications() -> dict[str, Application | None]:
+        return {role: part.application for role, part in parts.items()}
+
+    parts["engine"] = engine(requestable("engine"), calibration("engine"))
     for role, member in hosted.items():
         if role != "engine":
-            image = images.get(role)
-            given = None if image is None else start_calibration(image, settings, restart)
+            given = calibration(role)
             parts[role] = build_member(role.upper(), member.part.function, member.address, env, [member.node],
                                        requestable(role), diagnostics=settings.diagnostics,
                                        vin=settings.fms.vin, calibration=given)
@@ -133,7 +145,7 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings,
     holds = {role: part.hold for role, part in parts.items()}
 
     def rebuild() -> tuple[Class6Model, Commanded]:
-        running = running_images({role: part.application for role, part in parts.items()}, images)
+        running = running_images(applications(), images)
         model = model_of(running)
         return model, _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
                                  cruise, holds, retarder_points(running.get("retarder")),

@@ -9,7 +9,7 @@ file or a download takes the same path.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ecu_sim.calibration.image import Image
@@ -72,10 +72,21 @@ def given_file(kind: str, settings: Settings) -> str | None:
     return value
 
 
-def start_calibration(image: Image, settings: Settings, restart: Restart | None = None) -> Calibrated:
+def start_calibration(image: Image, settings: Settings, restart: Restart | None = None,
+                      runs: Callable[[Image], object] | None = None) -> Calibrated:
     """What a node starting from ``image`` gives its part: the image, whether ``[calibration]``
-    gave it, and the node's restart."""
-    return Calibrated(image, given_file(image.kind, settings) is not None, restart)
+    gave it, the node's restart, and ``runs``, which builds what the node's application would run
+    from another image (its programming dependencies: a ConfigError says why it cannot)."""
+    return Calibrated(image, given_file(image.kind, settings) is not None, restart,
+                      None if runs is None else lambda candidate: _refusal(runs, candidate))
+
+
+def _refusal(runs: Callable[[Image], object], image: Image) -> str | None:
+    try:
+        runs(image)
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 
 def running_images(applications: Mapping[str, Application | None],

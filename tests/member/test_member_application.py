@@ -27,12 +27,17 @@ SLOW = Image.build("engine", {**ENGINE, "road_speed_limit_kph": 60.0}, "SLOW-60"
 ROAD_SPEED_LIMIT_DID = 0x0100
 
 
+def no_limit_below_50(image: Image) -> str | None:
+    """A node whose application cannot run a road speed limit under 50 km/h (its dependencies)."""
+    return "the limit is too low for this truck" if image.value("road_speed_limit_kph") < 50.0 else None
+
+
 class Node:
     """A node's side and its server, at ticks of their own; ``restarts`` counts the application's."""
 
     def __init__(self, directory: Path | None = None, start: Image = START, speed: float = 0.0) -> None:
         self.restarts = 0
-        self.memory = ProgrammableMemory(start, directory)
+        self.memory = ProgrammableMemory(start, directory, no_limit_below_50)
         self.application = Application(self.memory, start, named=False, restart=self._restart)
         self.dtcs = DtcTable()
         self.side = NodeSide("ECU", self.dtcs, {}, lambda: speed, self.application)
@@ -109,6 +114,24 @@ def test_a_parameter_out_of_its_range_is_refused_and_nothing_changes() -> None:
     node.unlock()
     assert node.ask(0x2E, 0x01, 0x00, *struct.pack("<d", 1.0)) == b"\x7f\x2e\x31"
     assert node.memory.active == START
+
+
+def test_a_parameter_the_nodes_application_cannot_run_is_refused() -> None:
+    node = Node()
+    node.unlock()
+    assert node.ask(0x2E, 0x01, 0x00, *struct.pack("<d", 40.0)) == b"\x7f\x2e\x31"
+    assert node.memory.active == START
+
+
+def test_a_download_the_nodes_application_cannot_run_fails_the_dependency_check() -> None:
+    node = Node()
+    assert node.reflash(START.changed({"road_speed_limit_kph": 40.0})) == b"\x7f\x31\x72"
+    assert node.memory.active == START
+
+
+def test_a_kept_image_the_nodes_application_cannot_run_is_not_run(tmp_path: Path) -> None:
+    (tmp_path / "active.bin").write_bytes(START.changed({"road_speed_limit_kph": 40.0}).data)
+    assert Node(tmp_path).application.image == START
 
 
 def test_a_checked_download_runs_after_the_reset_and_the_identifiers_report_it() -> None:

@@ -19,11 +19,13 @@ from ecu_sim.member.application import APPLICATION_NOT_VALID
 from ecu_sim.nodes.calibrated import builtin_image
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from ecu_sim.settings.model import Settings
+from ecu_sim.vehicle.class6 import Class6State
 from tests.helpers.flasher import Flasher, download, reflash, unlock
 from tests.helpers.powertrainrig import Rig, global_request, rig, settings
 from tests.powertrain.test_fms_vin import BAM, reassembled
 
 ENGINE = 0x00
+TRANSMISSION = 0x03
 LIMIT_KPH = 30.0
 EEC1_PGN = 61444
 ADDRESS_CLAIMED_PGN = 60928
@@ -48,16 +50,20 @@ def pedal(r: Rig, pct: float) -> can.Message:
 
 
 def drive(given: Settings, flasher: Flasher | None, ticks: int,
-          extra: Callable[[int], list[can.Message]] | None = None,
-          pct: float = 100.0) -> tuple[Rig, list[float]]:
+          extra: Callable[[int], list[can.Message]] | None = None, pct: float = 100.0,
+          gears: list[int] | None = None) -> tuple[Rig, list[float]]:
     """The rig with ``flasher`` from its start tick; the pedal at ``pct`` once it is done (or from
-    tick 100 without one); the truck's speed at each tick."""
+    tick 100 without one); the truck's speed at each tick (and its gear, into ``gears``)."""
     speeds: list[float] = []
     holder: list[Rig] = []
 
     def script(k: int) -> list[can.Message]:
         r = holder[0]
         speeds.append(r.ecu.state.speed_kph)
+        if gears is not None:
+            state = r.ecu.state
+            assert isinstance(state, Class6State)
+            gears.append(state.gear)
         frames = [] if flasher is None else flasher(k)
         driving = flasher.done if flasher is not None else k >= 100
         if driving and k % 5 == 0:
@@ -99,6 +105,29 @@ def test_after_the_reset_dm19_and_the_software_identification_report_the_new_cal
     got = dict(reassembled([h.msg for h in r.controller.heard if h.tick >= asked[0]], ENGINE, BAM))
     assert parse_dm19(got[DM19_PGN]) == [(image.cvn, "SLOW-30")]
     assert split_fields(got[SOFTWARE_ID_PGN][1:])[-1] == "calibration SLOW-30"
+
+
+def test_a_reflashed_transmission_shifts_up_later() -> None:
+    late = builtin_image("transmission", settings()).changed({"up_rpm_at_0": 1800.0, "up_rpm_at_100": 2400.0},
+                                                             "LATE-UP")
+    flasher = Flasher(TRANSMISSION, reflash(late), start=100)
+    flashed: list[int] = []
+    _, speeds = drive(standing(), flasher, 4000, pct=30.0, gears=flashed)
+    assert flasher.done and flasher.refused is None, flasher.answers
+    as_built: list[int] = []
+    _, built_in = drive(standing(), None, 4000, pct=30.0, gears=as_built)
+
+    def gear_at(kph: float, drove: list[float], gears: list[int]) -> int:
+        return gears[next(i for i, v in enumerate(drove) if v >= kph)]
+
+    assert gear_at(35.0, speeds, flashed) < gear_at(35.0, built_in, as_built)
+
+
+def test_a_transmission_image_the_truck_cannot_drive_is_refused_by_the_dependency_check() -> None:
+    hunting = builtin_image("transmission", settings()).changed({"down_rpm_at_100": 2000.0}, "HUNTS")
+    flasher = Flasher(TRANSMISSION, [*unlock(0x03), *unlock(0x02), *download(hunting)], start=100)
+    drive(standing(), flasher, 1500)
+    assert flasher.answers[-1] == b"\x7f\x31\x72"  # general programming failure: nothing committed
 
 
 def engine_dtcs(r: Rig) -> set[Dtc]:
