@@ -178,8 +178,8 @@ class NetworkPart:
                 self.network.sent_beside(answers)
                 for can_id, data in answers:
                     send(new_frame(can_id, data, True))
-            if application is not None and application.follow():
-                conditions.add(APPLICATION_NOT_VALID)  # an erase began: boot mode from now on
+        if application is not None and application.follow():
+            conditions.add(APPLICATION_NOT_VALID)  # an erase began: boot mode from now on
         self.open = False  # the claim may have moved: may_send looks again
         self.due_from = self._due_from(tick, conditions)
 
@@ -306,12 +306,13 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
     served = None
     part: NetworkPart
     if diagnostics is not None and diagnostics.enabled:
-        def identify() -> None:  # the application restarted: SOFT names the image it runs now
+        def applied() -> None:  # the application restarted: SOFT names the image it runs now
             if application is not None:
                 network.identify(_identification(kind, env.settings, application.reported))
+            part.open, part.due_from = False, 0  # boot mode may have begun or ended: look again
 
         side = NodeSide(kind, network.dtcs, identification_dids(identification, name.identity_number, vin),
-                        lambda: part.speed_kph, application, identify)
+                        lambda: part.speed_kph, application, applied)
         try:
             served = (build_endpoint(kind, address, diagnostics, env.period_s, side), side)
         except ValueError as exc:
