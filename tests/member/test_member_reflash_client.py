@@ -86,9 +86,9 @@ def sniffing(udp: Udp) -> Iterator[Sniffer]:
         sniffer.close()
 
 
-def start_engine(start: Callable[..., Node], udp: Udp, config: Path) -> Node:
-    node = start("run", "--profile", "j1939", "--vehicle", "class6", "--initial-speed", "0", "--grade", "0",
-                 "--config", str(config), *udp.args())
+def start_engine(start: Callable[..., Node], udp: Udp, config: Path, initial_kph: float = 0.0) -> Node:
+    node = start("run", "--profile", "j1939", "--vehicle", "class6", "--initial-speed", f"{initial_kph:g}",
+                 "--grade", "0", "--config", str(config), *udp.args())
     node.wait_for("ECU on")
     return node
 
@@ -238,6 +238,16 @@ def test_a_process_killed_during_transfer_data_restarts_in_boot_mode_and_a_secon
     assert claimed and (630, 13) in {(d.spn, d.fmi) for d in dtcs} and refusal == 0x7F
     assert in_boot is not None and APPLICATION_NOT_VALID in [d.id for d in in_boot.service_data.dtcs]
     assert again.stop() == 0, again.log
+
+
+@pytest.mark.slow
+def test_programming_while_the_truck_moves_is_refused_as_conditions_not_correct(
+        start: Callable[..., Node], config: Path) -> None:
+    udp = private_udp()
+    start_engine(start, udp, config, initial_kph=80.0)
+    with client(udp) as tester:
+        tester.change_session(3)
+        assert refused_code(lambda: tester.change_session(2)) == 0x22
 
 
 def refused_code(call: Callable[[], object]) -> int:
