@@ -10,11 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import can
+import pytest
 
 from ecu_sim.calibration.image import Image
 from ecu_sim.j1939.dm import DM1_PGN, Dtc, unpack_dtcs
 from ecu_sim.j1939.dm19 import DM19_PGN, parse_dm19
 from ecu_sim.j1939.ident import SOFTWARE_ID_PGN, split_fields
+from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.member.application import APPLICATION_NOT_VALID
 from ecu_sim.nodes.calibrated import builtin_image
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
@@ -26,6 +28,9 @@ from tests.powertrain.test_fms_vin import BAM, reassembled
 
 ENGINE = 0x00
 TRANSMISSION = 0x03
+BRAKES = 0x0B
+#: SPN 2921, the XBR acceleration limit the brakes report (EBC5)
+XBR_LIMIT = 2921
 LIMIT_KPH = 30.0
 EEC1_PGN = 61444
 ADDRESS_CLAIMED_PGN = 60928
@@ -121,6 +126,30 @@ def test_a_reflashed_transmission_shifts_up_later() -> None:
         return gears[next(i for i, v in enumerate(drove) if v >= kph)]
 
     assert gear_at(35.0, speeds, flashed) < gear_at(35.0, built_in, as_built)
+
+
+def xbr_limits(r: Rig) -> list[float]:
+    """The XBR acceleration limit in each EBC5 the brakes sent, decoded with the DBC."""
+    message = next(m for m in r.database.messages if any(s.spn == XBR_LIMIT for s in m.signals))
+    name = next(s.name for s in message.signals if s.spn == XBR_LIMIT)
+    found = []
+    for h in r.controller.from_address(BRAKES, pgn_of(message.frame_id)):
+        decoded = message.decode(bytes(h.msg.data), decode_choices=False)
+        assert isinstance(decoded, dict)
+        value = decoded[name]
+        assert isinstance(value, int | float)
+        found.append(float(value))
+    return found
+
+
+def test_reflashed_brakes_report_their_new_deceleration_limit() -> None:
+    soft = builtin_image("brakes", settings()).changed({"max_brake_decel_g": 0.3}, "SOFT-BRK")
+    flasher = Flasher(BRAKES, reflash(soft), start=100)
+    r, _ = drive(standing(), flasher, 1500, pct=0.0)
+    assert flasher.done and flasher.refused is None, flasher.answers
+    limits = xbr_limits(r)
+    assert limits[0] == pytest.approx(-0.6 * 9.80665, abs=0.2)  # the built-in image's 0.6 g
+    assert limits[-1] == pytest.approx(-0.3 * 9.80665, abs=0.2)
 
 
 def test_a_transmission_image_the_truck_cannot_drive_is_refused_by_the_dependency_check() -> None:
