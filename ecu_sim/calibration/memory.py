@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ecu_sim.calibration.image import Image, image_problem
@@ -31,14 +32,23 @@ class MemoryRangeError(ValueError):
 class ProgrammableMemory:
     """One node's calibration memory; ``builtin`` is the image it has before anything is programmed."""
 
-    def __init__(self, builtin: Image, directory: Path | None = None) -> None:
+    def __init__(self, builtin: Image, directory: Path | None = None,
+                 accepts: Callable[[Image], str | None] | None = None) -> None:
+        """``accepts``: what the node checks of an image beyond the image itself (that its
+        application can run it beside the other nodes' images: the programming dependencies);
+        None when it can, else the reason in one line."""
         self.kind = builtin.kind
+        self._accepts = accepts
         self.start = AREA_START
         self.size = AREA_SIZE
         self._directory = directory
         self._staging = bytearray([_ERASED] * self.size)
         self._active = builtin
         self._valid = True
+        #: the kept active image ran (it was found and passed its check), not ``builtin``
+        self.kept = False
+        #: why a kept active image was not run (another node kind's, damaged), None when none was refused
+        self.kept_problem: str | None = None
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
             self._load(directory)
@@ -48,13 +58,22 @@ class ProgrammableMemory:
         if active.exists():
             data = active.read_bytes()
             # a kept image that no longer passes (another node's file, a damaged disk) is not run
-            if image_problem(data, self.kind) is None:
+            self.kept_problem = image_problem(data, self.kind)
+            if self.kept_problem is None and self._accepts is not None:
+                self.kept_problem = self._accepts(Image.parse(data, self.kind))
+            if self.kept_problem is None:
                 self._active = Image.parse(data, self.kind)
+                self.kept = True
         staging = directory / _STAGING
         if staging.exists() and len(staging.read_bytes()) == self.size:
             self._staging[:] = staging.read_bytes()
         valid = directory / _VALID
         self._valid = not valid.exists() or valid.read_text().strip() == "1"
+
+    @property
+    def directory(self) -> Path | None:
+        """Where the banks and the flag are kept; None: in the process alone."""
+        return self._directory
 
     @property
     def application_valid(self) -> bool:
@@ -92,7 +111,10 @@ class ProgrammableMemory:
 
     def check(self) -> str | None:
         """None if the staged image is a valid image for this node, else the reason in one line."""
-        return image_problem(bytes(self._staging), self.kind)
+        problem = image_problem(bytes(self._staging), self.kind)
+        if problem is None and self._accepts is not None:
+            problem = self._accepts(Image.parse(bytes(self._staging), self.kind))
+        return problem
 
     def commit(self) -> None:
         """The checked staging image becomes the active one (kept), and the application is valid."""
@@ -103,6 +125,17 @@ class ProgrammableMemory:
         self._keep(_ACTIVE, self._active.data)
         self._valid = True
         self._keep(_VALID, b"1\n")
+
+    def replace_active(self, image: Image) -> None:
+        """A checked image made from the active one (a parameter written by its identifier) becomes
+        the active one, kept in one atomic step; the staging bank and the flag are left as they are."""
+        if image.kind != self.kind:
+            raise ValueError(f"an image for the {image.kind} cannot be the {self.kind}'s")
+        problem = None if self._accepts is None else self._accepts(image)
+        if problem is not None:
+            raise ValueError(problem)
+        self._active = image
+        self._keep(_ACTIVE, image.data)
 
     def _keep(self, name: str, data: bytes) -> None:
         if self._directory is None:

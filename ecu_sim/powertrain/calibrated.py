@@ -9,13 +9,13 @@ file or a download takes the same path.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ecu_sim.calibration.image import Image
 from ecu_sim.calibration.layout import Number, layout_of
 from ecu_sim.errors import ConfigError
-from ecu_sim.j1939.dm19 import NodeCalibration
+from ecu_sim.member.application import Application, Calibrated, Restart
 from ecu_sim.powertrain.retarder import RETARDER_MAP
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Params
@@ -72,7 +72,29 @@ def given_file(kind: str, settings: Settings) -> str | None:
     return value
 
 
-def reported(image: Image, settings: Settings) -> NodeCalibration:
-    """What DM19 and the software identification say of ``image``."""
-    named = given_file(image.kind, settings) is not None
-    return NodeCalibration(image.cvn, image.calibration_id, named=named)
+def start_calibration(image: Image, settings: Settings, restart: Restart | None = None,
+                      runs: Callable[[Image], object] | None = None) -> Calibrated:
+    """What a node starting from ``image`` gives its part: the image, whether ``[calibration]``
+    gave it, the node's restart, and ``runs``, which builds what the node's application would run
+    from another image (its programming dependencies: a ConfigError says why it cannot)."""
+    return Calibrated(image, given_file(image.kind, settings) is not None, restart,
+                      None if runs is None else lambda candidate: _refusal(runs, candidate))
+
+
+def _refusal(runs: Callable[[Image], object], image: Image) -> str | None:
+    try:
+        runs(image)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def running_images(applications: Mapping[str, Application | None],
+                   images: Mapping[str, Image]) -> dict[str, Image]:
+    """The images the nodes' applications run (``images`` for a node without an application);
+    in boot mode the last valid one, which the node's mechanics keep while no application runs."""
+    running = dict(images)
+    for kind, application in applications.items():
+        if application is not None:
+            running[kind] = application.image
+    return running

@@ -99,8 +99,8 @@ def read_ini(path: str) -> list[Given]:
 def read_service_defaults(environ: Mapping[str, str]) -> list[Given]:
     """What a service's environment implies, below every other source: under a systemd unit with a
     ``StateDirectory=``, the FMS totals persist there (``[fms] state_file``), so a truck's odometer
-    survives restarts without a setting, and so does each node's UDS security state
-    (``[diagnostics] state_dir``); a file, variable or option still says otherwise."""
+    survives restarts without a setting, and so do each node's UDS security state and its
+    calibration memory (``[diagnostics] state_dir``); a file, variable or option still says otherwise."""
     directory = environ.get(STATE_DIRECTORY, "").split(":")[0]
     if not directory:
         return []
