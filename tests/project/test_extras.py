@@ -123,6 +123,22 @@ def test_driver_device_without_evdev_names_its_extra_and_all(
     assert_names_extra(result.err, "driver")
 
 
+def test_diag_without_udsoncan_names_its_extra_and_all(
+        cli_main: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    hide(monkeypatch, "udsoncan")
+    result = cli_main("diag", "read", "vin")
+    assert result.status == 2
+    assert_names_extra(result.err, "diag")
+
+
+def test_diag_without_can_isotp_names_its_extra_and_all(
+        cli_main: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    hide(monkeypatch, "isotp")
+    result = cli_main("diag", "dtcs")
+    assert result.status == 2
+    assert_names_extra(result.err, "diag")
+
+
 # -- where a command would first run a campaign or open a link: the function that raises
 
 
