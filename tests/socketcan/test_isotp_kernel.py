@@ -139,12 +139,18 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
         delete_link(IFACE)
 
 
-def test_a_kernel_isotp_socket_reads_the_vin_from_a_multi_frame_answer(bench: Bench) -> None:
-    assert bench.kernel.ask(bytes.fromhex("22F190")) == bytes.fromhex("62F190") + VIN.encode()
+def client(bench: Bench, name: str) -> KernelIsoTp | IsoTpTools:
+    return bench.kernel if name == "socket" else bench.tools
 
 
-def test_a_kernel_isotp_socket_sends_a_multi_frame_request_the_node_answers_whole(bench: Bench) -> None:
-    answer = bench.kernel.ask(bytes.fromhex("22F186F190F186F195"))
+@pytest.mark.parametrize("name", ["socket", "tools"])
+def test_the_vin_arrives_whole_in_a_multi_frame_answer(bench: Bench, name: str) -> None:
+    assert client(bench, name).ask(bytes.fromhex("22F190")) == bytes.fromhex("62F190") + VIN.encode()
+
+
+@pytest.mark.parametrize("name", ["socket", "tools"])
+def test_a_multi_frame_request_is_answered_whole(bench: Bench, name: str) -> None:
+    answer = client(bench, name).ask(bytes.fromhex("22F186F190F186F195"))
     assert answer.startswith(bytes.fromhex("62F18601F190") + VIN.encode() + bytes.fromhex("F18601F195"))
     assert b"ecu-sim " in answer
 
@@ -155,13 +161,7 @@ def test_isotpsend_and_isotprecv_read_the_active_session_in_a_single_frame(bench
     assert answers[-1].data[:5] == bytes.fromhex("0462F18601")  # one single frame, padded by the node
 
 
-def test_isotpsend_and_isotprecv_read_the_vin_from_a_multi_frame_answer(bench: Bench) -> None:
-    assert bench.tools.ask(bytes.fromhex("22F190")) == bytes.fromhex("62F190") + VIN.encode()
-
-
-def test_a_multi_frame_request_from_isotpsend_is_answered_whole(bench: Bench) -> None:
-    answer = bench.tools.ask(bytes.fromhex("22F186F190F186F195"))
-    assert answer.startswith(bytes.fromhex("62F18601F190") + VIN.encode() + bytes.fromhex("F18601F195"))
-    assert b"ecu-sim " in answer
+def test_the_node_lets_a_multi_frame_request_stream(bench: Bench) -> None:
+    bench.tools.ask(bytes.fromhex("22F186F190F186F195"))
     flow = bench.capture.frames(lambda f: f.can_id == answer_id(ECU, TOOLS_TESTER) and f.data[0] >> 4 == 3)
-    assert flow and flow[-1].data[:3] == bytes((0x30, 0, 0))  # the node let the tester stream
+    assert flow and flow[-1].data[:3] == bytes((0x30, 0, 0))  # continue, block size 0, STmin 0
