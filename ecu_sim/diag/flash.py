@@ -71,7 +71,7 @@ def load_key(spec: str | None) -> KeyAlgorithm:
 
 def flash(tester: Tester, image: Image, key: KeyAlgorithm, progress: Progress) -> Flashed:
     """Program ``image`` into the node; ``progress(n)`` is told of every ``n`` bytes sent."""
-    _programming_session(tester)
+    programming_session(tester)
     tester.client.config["security_algo"] = lambda level, seed, params: key(bytes(seed), level)
     tester.ask("security access", lambda c: c.unlock_security_access(LEVEL))
     tester.ask("the erase", lambda c: c.start_routine(ROUTINE_ERASE_MEMORY))
@@ -96,7 +96,7 @@ def _transfer(tester: Tester, number: int, data: bytes) -> None:
     tester.ask(f"TransferData block {number}", lambda c: c.transfer_data(number & 0xFF, data))
 
 
-def _programming_session(tester: Tester) -> None:
+def programming_session(tester: Tester) -> None:
     with contextlib.suppress(RefusedError):  # a node in boot mode may take the programming one alone
         tester.ask("the extended session", lambda c: c.change_session(DiagnosticSession.EXTENDED))
     tester.ask("the programming session", lambda c: c.change_session(DiagnosticSession.PROGRAMMING))
