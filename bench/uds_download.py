@@ -7,14 +7,16 @@ delay each other's ticks):
 
 - **download**: the powertrain standing (``ecu-sim --network powertrain``, its 10 ms tick), and
   ``ecu-sim diag``'s tester (udsoncan over can-isotp, block size 0 and STmin 0 both ways) in
-  this process: the extended and programming sessions, security access, the erase and
-  RequestDownload of the engine's calibration area, then ``--kib`` KiB of TransferData in
+  this process asking the transmission (the engine, whose EEC1 is timed, ticks in the same loop;
+  an erase would take the node it programs into boot mode, without its messages): the extended
+  and programming sessions, security access, the erase and RequestDownload of its calibration
+  area, then ``--kib`` KiB of TransferData in
   requests of ``--block`` bytes of data (default 1024; the node takes up to 4093, but on
   udp_multicast a request of 4 KiB, 585 frames sent at once, overflows the receiving sockets'
-  buffers between two of the node's ticks and is lost: "no answer"). The engine's area is 256 bytes,
-  so the node refuses every block past it (0x71, or 0x24 without programmable memory) once the
-  block has arrived whole: the transport and the server do all of a download's work but the
-  write, and the answers' codes are printed. The figure: the bytes over the seconds from the
+  buffers between two of the node's ticks and is lost: "no answer"). A node's area is 256 bytes,
+  so every request is sent as the first block and refused (0x71, more than the download
+  announced) once it has arrived whole: the transport and the server do all of a download's
+  work but the write, and the answers' codes are printed. The figure: the bytes over the seconds from the
   first TransferData to the last answer.
 - **no tester**: the same powertrain for as long, nothing asked.
 - **echo**: the same bytes as 7-byte frames (as ISO-TP's consecutive frames carry them), sent
@@ -23,12 +25,13 @@ delay each other's ticks):
   (a window of more frames, or none, loses frames in the sockets' buffers as a 4 KiB block
   does); the seconds from the first frame to the last echo, lost echoes counted.
 
-EEC1 (the engine's 10 ms message) is heard by a bus of this process, timestamped by the kernel
-(SO_TIMESTAMPNS), over the window of the transfer (the same length of the run without one):
-its gaps (it is a 20 ms message in the j1939 profile), how many exceed 30 ms (one and a half
-of its cycle), and the node's own count of late ticks
-from its last status line. Prints JSON and a Markdown table; the figures belong to the machine
-they were measured on, and to its load.
+EEC1 (the engine's message, every other tick of the 10 ms loop: a 20 ms message in the j1939
+profile) is heard by a bus of this process, timestamped by the kernel (SO_TIMESTAMPNS), over
+the window of the transfer (the same length of the run without one): its gaps, how many exceed
+30 ms (one and a half of its cycle), and the node's own count of late ticks: over the run (its
+last line) and between its status lines (one a second) just before and just after the window.
+Prints JSON and a Markdown table; the figures belong to the machine they were measured on, and
+to its load.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import can
@@ -51,7 +55,9 @@ import can
 from bench.processes import REPO, child_env, private_bus
 from ecu_sim.bus.hostlocal import HostLocalUdpMulticastBus
 
-ENGINE, TESTER = 0x00, 0xF9
+#: the download goes to the transmission, EEC1 is the engine's: both nodes tick in the one loop of
+#: the powertrain, and an erase puts the node it programs in boot mode, without its messages
+TRANSMISSION, TESTER = 0x03, 0xF9
 EEC1_ID = 0x0CF00400
 #: EEC1's cycle in the j1939 profile's DBC (the powertrain ticks every 10 ms and sends it every other
 #: tick); a gap above one and a half of it is a late one
@@ -61,8 +67,10 @@ LATE_GAP_S = 1.5 * EEC1_PERIOD_S
 ECHO_WINDOW = 16
 ECHO_WAIT_S = 0.5
 #: the echo run's identifiers: the tester's ISO-TP request identifier and its answer's
-ECHO_OUT, ECHO_BACK = 0x18DA00F9, 0x18DAF900
+ECHO_OUT, ECHO_BACK = 0x18DA03F9, 0x18DAF903
 STOPPED = re.compile(r"stopped after (\d+) ticks: (\d+) late")
+#: a status line, once a second: its time and the late ticks so far
+STATUS = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*\| late (\d+) \|")
 POWERTRAIN = ["--vehicle", "class6", "--profile", "j1939", "--network", "powertrain", "--grade", "0",
               "--initial-speed", "0"]
 
@@ -74,6 +82,18 @@ class Eec1:
     bus: can.BusABC
     stamps: list[float] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        """Stop the thread, then close its bus (never under a recv)."""
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(5)
+        self.bus.shutdown()
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -108,13 +128,25 @@ def _powertrain(group: str, port: int, seconds: float) -> tuple[subprocess.Popen
     return process, log
 
 
-def _late_ticks(process: subprocess.Popen[str], log: list[str]) -> dict[str, int]:
+def _late_ticks(process: subprocess.Popen[str], log: list[str], start: float, end: float) -> dict[str, Any]:
+    """The run's late ticks, and those between the status lines just before ``start`` and just
+    after ``end`` (the window, widened to whole seconds of status lines)."""
     process.wait(120)
     time.sleep(0.5)  # the reader thread takes the last lines
+    found: dict[str, Any] = {}
     for line in reversed(log):
         if (match := STOPPED.search(line)) is not None:
-            return {"ticks": int(match[1]), "late_ticks": int(match[2])}
-    return {}
+            found = {"ticks": int(match[1]), "late_ticks": int(match[2])}
+            break
+    statuses = [(datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").timestamp(), int(m[2]))
+                for line in log if (m := STATUS.search(line)) is not None]
+    before = [s for s in statuses if s[0] <= start]
+    after = [s for s in statuses if s[0] >= end]
+    if before and after:
+        (t0, late0), (t1, late1) = before[-1], after[0]
+        found["window_s"] = round(t1 - t0, 1)
+        found["late_in_window"] = late1 - late0
+    return found
 
 
 def _transfer(tester: Any, kib: int, block: int) -> dict[str, Any]:
@@ -144,9 +176,9 @@ def _transfer(tester: Any, kib: int, block: int) -> dict[str, Any]:
     step("RequestDownload", lambda c: c.request_download(MemoryLocation(0x80000, 256, 32, 32)))
     data = bytes(range(256)) * (kib * 4)
     start = time.time()
-    for number, at in enumerate(range(0, len(data), block), start=1):
+    for at in range(0, len(data), block):
         chunk = data[at:at + block]
-        step("TransferData", lambda c, n=number, d=chunk: c.transfer_data(n & 0xFF, d))
+        step("TransferData", lambda c, d=chunk: c.transfer_data(1, d))
     end = time.time()
     return {"bytes": len(data), "block": block, "seconds": round(end - start, 3),
             "kB_per_s": round(len(data) / (end - start) / 1e3, 1), "answers": codes, "window": (start, end)}
@@ -158,21 +190,21 @@ def download(kib: int, block: int, seconds: float) -> dict[str, Any]:
     group, port = private_bus()
     process, log = _powertrain(group, port, seconds)
     listener = Eec1(HostLocalUdpMulticastBus(channel=group, port=port))
-    threading.Thread(target=listener.run, daemon=True).start()
+    listener.start()
     tester_bus = HostLocalUdpMulticastBus(channel=group, port=port)
     try:
         while not listener.stamps:
             time.sleep(0.1)
         time.sleep(2.0)  # past the claims and the first second's start-up
-        with Tester(tester_bus, ENGINE, TESTER, timeout_s=5.0) as tester:
+        with Tester(tester_bus, TRANSMISSION, TESTER, timeout_s=5.0) as tester:
             result = _transfer(tester, kib, block)
-        result["eec1"] = listener.window(*result.pop("window"))
-        result.update(_late_ticks(process, log))
+        window = result.pop("window")
+        result["eec1"] = listener.window(*window)
+        result.update(_late_ticks(process, log, *window))
     finally:
-        listener.stop.set()
+        listener.close()
         process.terminate()
         tester_bus.shutdown()
-        listener.bus.shutdown()
     return result
 
 
@@ -180,19 +212,19 @@ def quiet(window_s: float, seconds: float) -> dict[str, Any]:
     group, port = private_bus()
     process, log = _powertrain(group, port, seconds)
     listener = Eec1(HostLocalUdpMulticastBus(channel=group, port=port))
-    threading.Thread(target=listener.run, daemon=True).start()
+    listener.start()
     try:
         while not listener.stamps:
             time.sleep(0.1)
         time.sleep(2.0)
         start = time.time()
         time.sleep(window_s)
-        result: dict[str, Any] = {"eec1": listener.window(start, time.time())}
-        result.update(_late_ticks(process, log))
+        end = time.time()
+        result: dict[str, Any] = {"eec1": listener.window(start, end)}
+        result.update(_late_ticks(process, log, start, end))
     finally:
-        listener.stop.set()
+        listener.close()
         process.terminate()
-        listener.bus.shutdown()
     return result
 
 
@@ -244,14 +276,15 @@ def _echoes(bus: can.BusABC, count: int) -> int:
 
 def table(result: dict[str, Any]) -> str:
     rows = ["| run | bytes | seconds | kB/s | EEC1 median gap | EEC1 max gap | EEC1 gaps > 30 ms "
-            "| late ticks |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "| late ticks around it | late ticks of the run |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, f in result.items():
         eec1 = f.get("eec1", {})
         late = f"{f['late_ticks']} of {f['ticks']}" if "ticks" in f else ""
+        around = f"{f['late_in_window']} in {f['window_s']} s" if "window_s" in f else ""
         rows.append(f"| {name} | {f.get('bytes', '')} | {f.get('seconds', '')} | {f.get('kB_per_s', '')} | "
                     f"{eec1.get('median_gap_ms', '')} | {eec1.get('max_gap_ms', '')} | "
-                    f"{eec1.get('gaps_over_30_ms', '')} | {late} |")
+                    f"{eec1.get('gaps_over_30_ms', '')} | {around} | {late} |")
     return "\n".join(rows)
 
 
