@@ -354,10 +354,12 @@ def reflash_kept(report: Report) -> bool:
     sock.settimeout(20.0)
     try:
         first = wait_for(lambda: running(ECU), START_LIMIT_S)
+        start = time.monotonic()
         try:
             failed = reflash(sock, image.data) if first else "the unit did not start"
         except TimeoutError:
             failed = "the engine did not answer within 20 s"
+        report.figure("reflash_session_to_reset_answered_s", round(time.monotonic() - start, 2))
         if not report.check("reflash_through_the_service", failed is None,
                             failed or f"{REFLASH_ID} downloaded", "reflash failed"):
             return False
@@ -366,9 +368,14 @@ def reflash_kept(report: Report) -> bool:
         reported = wait_for(partial(_identified, sock), START_LIMIT_S)
         expected = (REFLASH_ID, image.cvn)
         return report.check("reflash_kept_across_a_restart", reported == expected,
-                            f"after the restart: {reported}, the image's {expected}", "reflash not kept")
+                            f"after the restart: {_shown(reported)}, the image's {_shown(expected)}",
+                            "reflash not kept")
     finally:
         sock.close()
+
+
+def _shown(identified: tuple[str, int] | None) -> str:
+    return "no answer" if identified is None else f"{identified[0]!r} CVN 0x{identified[1]:08X}"
 
 
 def _identified(sock: socket.socket) -> tuple[str, int] | None:
