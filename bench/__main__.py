@@ -6,7 +6,9 @@ commit's (bench/versus.py), ``scripts/bench attacks`` the J1939 floods against t
 commit (bench/attacks.py), ``scripts/bench dataset`` labelled frames a second beside unlabelled
 ones (bench/dataset.py), ``scripts/bench attack-effect`` an attack's effect on the real-time ECU
 beside ``simulate``'s (bench/attack_effect.py), ``scripts/bench downloads`` the node's late ticks
-while twenty downloads of its page's recording are asked for at once (bench/downloads.py)."""
+while twenty downloads of its page's recording are asked for at once (bench/downloads.py),
+``scripts/bench uds`` a UDS download to the real-time powertrain beside the same bytes echoed by
+python-can, and EEC1's cadence during it (bench/uds_download.py)."""
 
 import sys
 
@@ -39,6 +41,11 @@ if sys.argv[1:2] == ["downloads"]:
     from bench.downloads import main as downloads_main
 
     sys.exit(downloads_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["uds"]:
+    from bench.uds_download import main as uds_main
+
+    sys.exit(uds_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["dataset"]:
     from bench.dataset import main as dataset_main

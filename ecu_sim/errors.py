@@ -3,6 +3,8 @@
 The statuses follow sysexits(3) where one fits, so scripts and systemd can tell a mistake in the
 invocation (2, fix the command or the file) from a bus that is not there yet (69, retry later),
 an output file that cannot be created (73) and one whose writing failed, e.g. on a full disk (74).
+A diagnostic tester adds the statuses of a remote node's refusal: one that passes by itself (75),
+the node's word on the protocol (76), a permission the tester lacks (77).
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ EXIT_USAGE = 2
 EXIT_UNAVAILABLE = 69
 EXIT_CANTCREAT = 73
 EXIT_IOERR = 74
+EXIT_TEMPFAIL = 75
+EXIT_PROTOCOL = 76
+EXIT_NOPERM = 77
 
 
 class EcuSimError(Exception):

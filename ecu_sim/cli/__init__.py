@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "attack": "attack",
     "dataset": "dataset",
     "calibration": "calibration",
+    "diag": "diag",
 }
 DEFAULT_COMMAND = "run"
 #: options of ``ecu-sim`` itself; any other first word that is not a command goes to the default command

@@ -40,6 +40,13 @@ START_LIMIT_S, WATCHDOG_LIMIT_S, LOOP_WAIT_S = 240.0, 300.0, 300.0
 LOOP_LIMIT_TICKS = 600
 #: window over which CPU per tick is measured
 CPU_WINDOW_S = 20.0
+#: the reflash: the powertrain standing (programming needs it), the engine's new image, and the
+#: kernel's ISO-TP identifiers of a tester at 0xF9 (29-bit, normal fixed addressing)
+REFLASH_ENV = "ECU_SIM_RUN_INITIAL_SPEED_KPH=0\n"
+REFLASH_ID, REFLASH_LIMIT_KPH = "BOARD-60", 60
+CAN_EFF_FLAG, TO_ENGINE, FROM_ENGINE = 0x80000000, 0x18DA00F9, 0x18DAF900
+#: UDS: negative answer, response pending
+NEGATIVE, PENDING = 0x7F, 0x78
 #: J1939 socket option numbers (linux/can/j1939.h), for Pythons that lack the names
 SOL_CAN_J1939 = 100 + socket.CAN_J1939
 SO_J1939_PROMISC = getattr(socket, "SO_J1939_PROMISC", 2)
@@ -299,6 +306,89 @@ def measure_powertrain_cpu(report: Report, sock: socket.socket) -> None:
     report.figure("powertrain_status", show(ECU, "StatusText")["StatusText"])
 
 
+def uds(sock: socket.socket, request: str) -> bytes:
+    """One UDS request (hex) through the kernel's ISO-TP; the final answer (past 0x78 pending)."""
+    sock.send(bytes.fromhex(request))
+    while True:
+        answer = sock.recv(4095)
+        if not (len(answer) == 3 and answer[0] == NEGATIVE and answer[2] == PENDING):
+            return answer
+
+
+def reflash(sock: socket.socket, data: bytes) -> str | None:
+    """The engine reprogrammed with ``data`` as a tester does it; None, or the step that failed."""
+    from ecu_sim.uds.security import default_key
+
+    steps = [("1003", "5003"), ("1002", "5002")]
+    for request, positive in steps:
+        if not (answer := uds(sock, request)).hex().startswith(positive):
+            return f"{request} -> {answer.hex()}"
+    seed = uds(sock, "2701")
+    if seed[:2] != b"\x67\x01":
+        return f"2701 -> {seed.hex()}"
+    size = len(data).to_bytes(4, "big").hex()
+    for request, positive in ((f"2702{default_key(seed[2:], 1).hex()}", "6702"), ("3101ff00", "7101ff00"),
+                              (f"34004400080000{size}", "74"), (f"3601{data.hex()}", "7601"), ("37", "77"),
+                              ("3101ff01", "7101ff01"), ("1101", "5101")):
+        if not (answer := uds(sock, request)).hex().startswith(positive):
+            return f"{request[:16]} -> {answer.hex()}"
+    return None
+
+
+def reflash_kept(report: Report) -> bool:
+    """An image downloaded into the powertrain's engine through the service (kernel ISO-TP, the
+    default key) runs after the reset and is still the engine's after a restart of the unit."""
+    from ecu_sim.calibration.files import read_image
+
+    env = Path(f"/etc/ecu-sim/{IFACE}.env")
+    env.write_text(env.read_text() + REFLASH_ENV)
+    path = report.payload / "slow.s19"
+    rc, out = sh(VENV_PYTHON, "-m", "ecu_sim", "calibration", "build", "--node", "engine", "--id", REFLASH_ID,
+                 "--set", f"road_speed_limit_kph={REFLASH_LIMIT_KPH}", "-o", str(path))
+    if not report.check("reflash_image_built", rc == 0, out.strip()[-160:], "reflash failed"):
+        return False
+    image = read_image(path, "engine")
+    sh("systemctl", "start", ECU)
+    sock = socket.socket(socket.PF_CAN, socket.SOCK_DGRAM, socket.CAN_ISOTP)
+    sock.bind((IFACE, FROM_ENGINE | CAN_EFF_FLAG, TO_ENGINE | CAN_EFF_FLAG))
+    sock.settimeout(20.0)
+    try:
+        first = wait_for(lambda: running(ECU), START_LIMIT_S)
+        start = time.monotonic()
+        try:
+            failed = reflash(sock, image.data) if first else "the unit did not start"
+        except TimeoutError:
+            failed = "the engine did not answer within 20 s"
+        report.figure("reflash_session_to_reset_answered_s", round(time.monotonic() - start, 2))
+        if not report.check("reflash_through_the_service", failed is None,
+                            failed or f"{REFLASH_ID} downloaded", "reflash failed"):
+            return False
+        sh("systemctl", "restart", ECU)
+        wait_for(lambda: running(ECU, not_pid=int(first["MainPID"])), START_LIMIT_S)
+        reported = wait_for(partial(_identified, sock), START_LIMIT_S)
+        expected = (REFLASH_ID, image.cvn)
+        return report.check("reflash_kept_across_a_restart", reported == expected,
+                            f"after the restart: {_shown(reported)}, the image's {_shown(expected)}",
+                            "reflash not kept")
+    finally:
+        sock.close()
+
+
+def _shown(identified: tuple[str, int] | None) -> str:
+    return "no answer" if identified is None else f"{identified[0]!r} CVN 0x{identified[1]:08X}"
+
+
+def _identified(sock: socket.socket) -> tuple[str, int] | None:
+    """The engine's calibration ID and CVN (F182, F1A0), or None while it does not answer."""
+    try:
+        cal_id, cvn = uds(sock, "22f182"), uds(sock, "22f1a0")
+    except TimeoutError:
+        return None
+    if cal_id[:3] != b"\x62\xf1\x82" or cvn[:3] != b"\x62\xf1\xa0":
+        return None
+    return cal_id[3:].rstrip(b"\0").decode("ascii", "replace"), int.from_bytes(cvn[3:7], "big")
+
+
 def board_modules(report: Report) -> bool:
     """The boards' CAN drivers are in the kernel (c_can on a BeagleBone, mcp251x on a Pi HAT)."""
     found = {}
@@ -315,6 +405,7 @@ def installed_checks(report: Report) -> None:
     clean_stop(report, CCM, "ccm")
     clean_stop(report, ECU, "ecu")
     powertrain(report) and clean_stop(report, ECU, "powertrain")
+    reflash_kept(report) and clean_stop(report, ECU, "reflash")
     board_modules(report)
 
 

@@ -123,6 +123,15 @@ def test_driver_device_without_evdev_names_its_extra_and_all(
     assert_names_extra(result.err, "driver")
 
 
+@pytest.mark.parametrize("package", ["udsoncan", "isotp"])
+def test_diag_without_udsoncan_or_can_isotp_names_its_extra_and_all(
+        cli_main: Cli, monkeypatch: pytest.MonkeyPatch, package: str) -> None:
+    hide(monkeypatch, package)
+    result = cli_main("diag", "read", "vin")
+    assert result.status == 2
+    assert_names_extra(result.err, "diag")
+
+
 # -- where a command would first run a campaign or open a link: the function that raises
 
 

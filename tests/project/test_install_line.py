@@ -65,9 +65,13 @@ def install_block(readme: Path) -> list[str]:
     return [text for _, text in command_lines(block) if text.strip() and not text.startswith("#")]
 
 
+#: distributions whose module is not their name made lower case with underscores
+IMPORTED_AS = {"can-isotp": "isotp"}
+
+
 def promised() -> tuple[list[str], list[str]]:
     """The distributions ``[all]`` installs (setup.cfg) and the module each is imported as:
-    ``dask[distributed]`` is dask and distributed."""
+    ``dask[distributed]`` is dask and distributed, can-isotp is isotp."""
     dists: list[str] = []
     modules: list[str] = []
     for extra in sorted(all_extra()):
@@ -76,7 +80,8 @@ def promised() -> tuple[list[str], list[str]]:
             assert match, line
             names = [match[1], *(match[2] or "").split(",")]
             dists += [name.strip() for name in names if name.strip()]
-            modules += [name.strip().lower().replace("-", "_") for name in names if name.strip()]
+            modules += [IMPORTED_AS.get(name.strip(), name.strip().lower().replace("-", "_"))
+                        for name in names if name.strip()]
     return sorted(set(dists)), sorted(set(modules))
 
 
