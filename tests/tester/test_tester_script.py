@@ -3,6 +3,7 @@ problem one line naming the file and the line (exit 2 from the command line)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from ecu_sim.calibration.files import write_image
 from ecu_sim.errors import ConfigError
 from ecu_sim.nodes.calibrated import builtin_image
-from ecu_sim.tester.script import Download, load_script
+from ecu_sim.tester.script import STEPS, Download, load_script
 from tests.helpers.powertrainrig import settings
 
 
@@ -104,3 +105,24 @@ def test_a_script_without_a_step_is_refused(tmp_path: Path) -> None:
     assert refusal(tmp_path, "# nothing yet").endswith(
         "session.txt: the diagnostic script has no step; a line is TIME NODE STEP [ARGUMENTS], "
         "e.g. 1.0 0x00 read F190")
+
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"
+
+
+def scripted_section() -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    return text[text.index("## A scripted session"):text.index("## Cost and determinism")]
+
+
+def test_the_docs_table_names_every_step_of_a_script() -> None:
+    rows = re.findall(r"^\| `(\w+)[^`]*` \|", scripted_section(), flags=re.MULTILINE)
+    assert rows == list(STEPS)
+
+
+def test_the_docs_example_script_is_a_script(tmp_path: Path) -> None:
+    example = scripted_section().split("```text\n", 1)[1].split("```", 1)[0]
+    write_image(builtin_image("engine", settings()), tmp_path / "slow.s19")
+    steps = load_script(script(tmp_path, *example.splitlines()))
+    assert [step.name for step in steps] == ["read", "session", "session", "unlock", "erase", "download",
+                                             "check", "reset"]
