@@ -12,6 +12,7 @@ problem is one line naming the file and the line: a script that is not right nev
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ SESSIONS: Final = {session.name.lower(): int(session) for session in DiagnosticS
 RESETS: Final = {"hard": 0x01, "keyoffon": 0x02, "soft": 0x03}
 #: the highest node address a request can go to (0xFE is the null address, 0xFF global)
 LAST_ADDRESS: Final = 0xFD
+_DID: Final = re.compile(r"[0-9A-Fa-f]{4}")
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,9 @@ def _hex(words: list[str], what: str) -> bytes:
 
 
 def _did(word: str) -> int:
-    try:
-        did = int(word, 16)
-    except ValueError:
-        did = -1
-    if len(word) != 4 or not 0 <= did <= 0xFFFF:
+    if not _DID.fullmatch(word):
         raise ValueError(f"a data identifier is four hex digits, e.g. F190 (got {word!r})")
-    return did
+    return int(word, 16)
 
 
 def _raw(words: list[str], folder: Path) -> Arguments:
