@@ -7,6 +7,7 @@ import csv
 from pathlib import Path
 
 import can
+import pytest
 
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from tests.conftest import Cli
@@ -116,3 +117,31 @@ def test_simulate_refuses_a_bad_script_in_one_line_with_exit_2_and_writes_nothin
 def test_answers_need_a_script() -> None:
     assert DiagnosticsSettings(answers="a.csv").problems() == [
         "answers is where a diagnostic script's answers go: give script too"]
+
+
+def test_unlock_computes_the_key_with_the_key_algorithm_the_settings_name(
+        cli_main: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "testerkeys.py").write_text(
+        "def key(seed: bytes, level: int) -> bytes:\n    return bytes(b ^ 0x5A for b in seed)\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = write(tmp_path, "keys.ini", "[diagnostics]", "key_algorithm = testerkeys:key")
+    rows = simulate(cli_main, tmp_path / "run", "--config", config,
+                    lines=("0.5 0x00 session extended", "1.0 0x00 unlock"))
+    seed, key = bytes.fromhex(rows[1]["answer"])[2:], bytes.fromhex(rows[2]["request"])[2:]
+    assert key == bytes(b ^ 0x5A for b in seed) and rows[2]["answer"] == "6702"
+
+
+def test_a_campaign_case_holds_the_script_its_settings_name(tmp_path: Path) -> None:
+    from ecu_sim.campaign import matrix, spec
+    from ecu_sim.campaign.case import run_case
+
+    script = write(tmp_path, "session.txt", "0.5 0x00 read F186", "1.0 0x00 session extended")
+    path = tmp_path / "c.toml"
+    path.write_text(f'[base]\nrun.duration_s = 3\nprofile.name = "j1939"\n[[case]]\n'
+                    f'diagnostics.script = "{script}"\ndiagnostics.answers = "{tmp_path / "a.csv"}"\n',
+                    encoding="utf-8")
+    (case,) = matrix.expand(spec.load(path))
+    assert run_case(case)["status"] == "ok"
+    with (tmp_path / "a.csv").open(encoding="utf-8") as file:
+        assert answers(list(csv.DictReader(file))) == [("22F186", "62F18601"), ("1003", "500300C801F4")]
