@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import Node
+from tests.conftest import Cli, Node
 from tests.cosim.test_cosim_attacks import POWERTRAIN, TICKS, step
 
 
@@ -29,3 +29,12 @@ def test_a_script_in_cosim_is_answered_by_the_stepped_truck_and_alike_twice(star
     assert [(row[3][:4], row[5][:4]) for row in rows] == [
         ("1003", "5003"), ("22F1", "62F1"), ("2701", "6701"), ("2702", "6702")]
     assert first == second
+
+
+def test_cosim_refuses_a_bad_script_with_exit_2_before_it_listens(cli_main: Cli, tmp_path: Path) -> None:
+    script = tmp_path / "session.txt"
+    script.write_text("1.0 0x00 read F190\n9 0x00 unlock\n", encoding="utf-8")
+    result = cli_main("cosim", *POWERTRAIN, "--listen", "127.0.0.1:0", "--duration", "3",
+                      "--diag-script", str(script))
+    assert result.status == 2 and f"{script}:2: the step at 9 s is at or after the run's end" in result.err
+    assert "listening" not in result.err
