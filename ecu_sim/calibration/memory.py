@@ -39,6 +39,10 @@ class ProgrammableMemory:
         self._staging = bytearray([_ERASED] * self.size)
         self._active = builtin
         self._valid = True
+        #: the kept active image ran (it was found and passed its check), not ``builtin``
+        self.kept = False
+        #: why a kept active image was not run (another node kind's, damaged), None when none was refused
+        self.kept_problem: str | None = None
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
             self._load(directory)
@@ -48,13 +52,20 @@ class ProgrammableMemory:
         if active.exists():
             data = active.read_bytes()
             # a kept image that no longer passes (another node's file, a damaged disk) is not run
-            if image_problem(data, self.kind) is None:
+            self.kept_problem = image_problem(data, self.kind)
+            if self.kept_problem is None:
                 self._active = Image.parse(data, self.kind)
+                self.kept = True
         staging = directory / _STAGING
         if staging.exists() and len(staging.read_bytes()) == self.size:
             self._staging[:] = staging.read_bytes()
         valid = directory / _VALID
         self._valid = not valid.exists() or valid.read_text().strip() == "1"
+
+    @property
+    def directory(self) -> Path | None:
+        """Where the banks and the flag are kept; None: in the process alone."""
+        return self._directory
 
     @property
     def application_valid(self) -> bool:
@@ -103,6 +114,14 @@ class ProgrammableMemory:
         self._keep(_ACTIVE, self._active.data)
         self._valid = True
         self._keep(_VALID, b"1\n")
+
+    def replace_active(self, image: Image) -> None:
+        """A checked image made from the active one (a parameter written by its identifier) becomes
+        the active one, kept in one atomic step; the staging bank and the flag are left as they are."""
+        if image.kind != self.kind:
+            raise ValueError(f"an image for the {image.kind} cannot be the {self.kind}'s")
+        self._active = image
+        self._keep(_ACTIVE, image.data)
 
     def _keep(self, name: str, data: bytes) -> None:
         if self._directory is None:

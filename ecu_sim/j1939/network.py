@@ -11,7 +11,7 @@ only its claim, and what the layer would have sent waits for it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ecu_sim.j1939 import layouts
 from ecu_sim.j1939.claim import AddressClaim, ClaimState
@@ -99,6 +99,11 @@ class J1939Network:
     @property
     def address(self) -> int:
         return self.claim.current_address
+
+    def identify(self, identification: Identification) -> None:
+        """The node's identification from now on (its application restarted from another calibration)."""
+        self.config = replace(self.config, identification=identification)
+        self._ids = identification.payloads()
 
     def may_send(self, tick: int | None = None) -> bool:
         """Whether the node's application frames may go out at ``tick`` (claimed, or not claiming)."""

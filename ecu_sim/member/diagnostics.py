@@ -10,6 +10,14 @@ back the node's application messages (its claim and DM1 go on), ControlDTCSettin
 as they are. No node has a programmable memory yet, so the programming services refuse as such a
 node does (:mod:`ecu_sim.uds.programming`), and an ECUReset returns the server to the default
 session, locked, with the node's messages and DTC recording back on.
+
+A node with a calibration lends its :class:`~ecu_sim.member.application.Application`: the
+programmable memory (downloads, the dependency check), its parameters by data identifier, and
+0xF182 / 0xF1A0, the calibration ID and the CVN (big-endian) of the image that runs. A parameter
+written by identifier goes into the memory's active image at once (read back as written) and
+takes effect, as a real ECU's does, at the next ECUReset: :meth:`NodeSide.apply` restarts the
+application from the active image, and DM19, the software identification, 0xF182 and 0xF1A0
+report it from then on.
 """
 
 from __future__ import annotations
@@ -18,30 +26,73 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 
+from ecu_sim.calibration.layout import CalibrationError
+from ecu_sim.calibration.memory import ProgrammableMemory as CalibrationMemory
 from ecu_sim.isotp.transport import IsoTpServer
 from ecu_sim.j1939.dm import DtcTable
 from ecu_sim.j1939.ident import Identification
+from ecu_sim.member.application import Application
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
-from ecu_sim.uds.codes import DID_SERIAL_NUMBER, DID_SOFTWARE_VERSION, DID_SPARE_PART_NUMBER, DID_VIN
+from ecu_sim.uds.codes import (
+    DID_CALIBRATION_ID,
+    DID_CVN,
+    DID_SERIAL_NUMBER,
+    DID_SOFTWARE_VERSION,
+    DID_SPARE_PART_NUMBER,
+    DID_VIN,
+)
 from ecu_sim.uds.endpoint import DiagnosticEndpoint
-from ecu_sim.uds.node import Parameters, ProgrammableMemory
+from ecu_sim.uds.node import Parameters
 from ecu_sim.uds.security import Security, SecurityStore, load_algorithm
 from ecu_sim.uds.server import UdsServer
 
 log = logging.getLogger(__name__)
 
 
+class CalibrationParameters:
+    """The calibration parameters of a memory's active image, by their data identifiers."""
+
+    def __init__(self, memory: CalibrationMemory) -> None:
+        self._memory = memory
+
+    def read(self, did: int) -> bytes | None:
+        image = self._memory.active
+        parameter = image.layout.parameter_by_did(did)
+        return None if parameter is None else image.data[parameter.offset:parameter.offset + parameter.size]
+
+    def write(self, did: int, data: bytes) -> str | None:
+        """Into the active image (kept); it runs from the next apply (ECUReset)."""
+        image = self._memory.active
+        parameter = image.layout.parameter_by_did(did)
+        if parameter is None:
+            return f"no calibration parameter has the identifier 0x{did:04X}"
+        try:
+            changed = image.changed({parameter.name: parameter.decode(data)})
+        except CalibrationError as exc:
+            return str(exc)
+        self._memory.replace_active(changed)
+        log.info("%s: %s written by identifier 0x%04X; it takes effect at the next ECUReset",
+                 image.kind, parameter.name, did)
+        return None
+
+
 class NodeSide:
     """What a node lends its server; the part reads back what the server switched."""
 
     def __init__(self, kind: str, dtcs: DtcTable, identification: Mapping[int, bytes],
-                 speed: Callable[[], float]) -> None:
-        """``speed``: the vehicle speed the node knew at its last tick (NaN: none)."""
+                 speed: Callable[[], float], application: Application | None = None,
+                 applied: Callable[[], None] | None = None) -> None:
+        """``speed``: the vehicle speed the node knew at its last tick (NaN: none);
+        ``application``: the node's calibration and how it restarts (None: it has none);
+        ``applied``: told after each apply (the part's identification follows the new image)."""
         self._kind = kind
         self._dtcs = dtcs
         self._identification = dict(identification)
         self._speed = speed
+        self.application = application
+        self._applied = applied
+        self._parameters = None if application is None else CalibrationParameters(application.memory)
         #: CommunicationControl held the node's application messages back
         self.silenced = False
         #: ControlDTCSetting off: the DTCs stay as they are
@@ -50,7 +101,12 @@ class NodeSide:
 
     @property
     def identification(self) -> Mapping[int, bytes]:
-        return self._identification
+        application = self.application
+        if application is None:
+            return self._identification
+        image = application.image
+        return {**self._identification, DID_CALIBRATION_ID: image.calibration_id.encode("ascii"),
+                DID_CVN: image.cvn.to_bytes(4, "big")}
 
     @property
     def dtcs(self) -> DtcTable:
@@ -58,11 +114,25 @@ class NodeSide:
 
     @property
     def parameters(self) -> Parameters | None:
-        return None
+        """None in boot mode: the boot loader has no application's parameters."""
+        application = self.application
+        return None if application is None or application.boot else self._parameters
 
     @property
-    def memory(self) -> ProgrammableMemory | None:
-        return None
+    def memory(self) -> CalibrationMemory | None:
+        return None if self.application is None else self.application.memory
+
+    @property
+    def boot(self) -> bool:
+        """The node is in boot mode (its application not valid)."""
+        return self.application is not None and self.application.boot
+
+    def apply(self) -> None:
+        """The active image takes effect now: the node's application restarts from it."""
+        if self.application is not None:
+            self.application.apply()
+            if self._applied is not None:
+                self._applied()
 
     def speed_kph(self) -> float:
         return self._speed()
@@ -77,6 +147,7 @@ class NodeSide:
         self.resets += 1
         self.silenced = self.dtcs_held = False
         log.info("%s: ECUReset (kind %d) from a tester: back in the default session", self._kind, kind)
+        self.apply()
 
 
 def identification_dids(identification: Identification, identity_number: int,

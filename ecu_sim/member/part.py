@@ -44,6 +44,7 @@ from ecu_sim.j1939.ident import DELIMITER, Identification
 from ecu_sim.j1939.ids import NULL_ADDRESS, pgn_of, source_address_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.network import J1939Network, NetworkConfig
+from ecu_sim.member.application import APPLICATION_NOT_VALID, Application, Calibrated, build_application
 from ecu_sim.member.diagnostics import NodeSide, build_endpoint, identification_dids
 from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.runtime.ticks import ticks_in
@@ -70,8 +71,11 @@ class NetworkPart:
 
     def __init__(self, network: J1939Network, port: Port, new_frame: FrameFactory, input_spn: int,
                  dtc_windows: list[tuple[Dtc, int, int | None]],
-                 diagnostics: tuple[DiagnosticEndpoint, NodeSide] | None = None) -> None:
+                 diagnostics: tuple[DiagnosticEndpoint, NodeSide] | None = None,
+                 application: Application | None = None) -> None:
         self.network = network
+        #: the node's calibration memory and the image its application runs (None: it has none)
+        self.application = application
         #: the node's UDS server and what the node lends it (None: ``[diagnostics] enabled = no``)
         self.diagnostics: DiagnosticEndpoint | None = None
         self.side: NodeSide | None = None
@@ -122,6 +126,8 @@ class NetworkPart:
             return True
         if self.side is not None and self.side.silenced:
             return False  # CommunicationControl: the application messages are held back
+        if self.application is not None and self.application.boot:
+            return False  # boot mode: no application runs
         network = self.network
         if network.address == self._home:
             allowed = network.may_send(tick)
@@ -150,6 +156,9 @@ class NetworkPart:
             conditions.add(BUS_OFF)
         if self.extra:
             conditions |= self.extra
+        application = self.application
+        if application is not None and application.boot:
+            conditions.add(APPLICATION_NOT_VALID)
         side = self.side
         if side is not None and side.dtcs_held:
             conditions = {dtc for dtc, _ in self.network.dtcs.active()}  # ControlDTCSetting off
@@ -169,6 +178,8 @@ class NetworkPart:
                 self.network.sent_beside(answers)
                 for can_id, data in answers:
                     send(new_frame(can_id, data, True))
+            if application is not None and application.follow():
+                conditions.add(APPLICATION_NOT_VALID)  # an erase began: boot mode from now on
         self.open = False  # the claim may have moved: may_send looks again
         self.due_from = self._due_from(tick, conditions)
 
@@ -220,16 +231,22 @@ class NetworkPart:
         return self.network.status_text()
 
 
+def booting(part: NetworkPart) -> bool:
+    """The node's application does not run: its memory holds none valid (boot mode)."""
+    return part.application is not None and part.application.boot
+
+
 def build_network(kind: str, env: NodeEnvironment, sends: RoleCodec, input_spn: int,
                   faults: tuple[Fault, ...],
                   periodic: Mapping[int, Callable[[], bytes | None]] | None = None,
                   diagnostics: DiagnosticsSettings | None = None,
                   vin: str | None = None,
-                  calibration: NodeCalibration | None = None) -> NetworkPart | None:
+                  calibration: Calibrated | None = None) -> NetworkPart | None:
     """The part of node ``kind`` (ECU or CCM); None when its frame is not a 29-bit J1939 one.
     ``periodic``: the node's other periodic messages by PGN, each sent once on request;
     ``diagnostics``: its UDS server's settings, ``vin`` the VIN it reads out;
-    ``calibration``: the one it runs, for DM19 and the software identification."""
+    ``calibration``: its start image and restart, from which the part makes its memory and
+    application (DM19, the software identification, boot mode)."""
     if not sends.is_extended_id:
         log.info("%s: its frame has an 11-bit identifier: no J1939 network part", kind)
         return None
@@ -251,7 +268,7 @@ def build_member(kind: str, function: int, address: int, env: NodeEnvironment, n
                  periodic: Mapping[int, Callable[[], bytes | None]],
                  attributes: Mapping[str, int] | None = None,
                  diagnostics: DiagnosticsSettings | None = None, vin: str | None = None,
-                 calibration: NodeCalibration | None = None) -> NetworkPart:
+                 calibration: Calibrated | None = None) -> NetworkPart:
     """The part of a node the ECU hosts beside its own (``--network powertrain``): NAME and
     address from the DBC's attributes of ``nodes`` (the node's; ``attributes`` instead when
     the node is another DBC's, a restbus node), ``function`` by default; ``[j1939]`` gives it
@@ -270,30 +287,36 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
           windows: list[tuple[Dtc, int, int | None]],
           requestable: Mapping[int, Callable[[], bytes | None]],
           diagnostics: DiagnosticsSettings | None, vin: str | None,
-          calibration: NodeCalibration | None) -> NetworkPart:
+          calibration: Calibrated | None) -> NetworkPart:
     defaults = _name_defaults(kind, address)
     fields_of_name = {key: int(values.get(key, default)) for key, default in defaults.items()}
     capable = bool(fields_of_name.pop("arbitrary_address_capable"))
     name = Name(**fields_of_name, arbitrary_address_capable=capable)
     claim = values.get("address_claim", env.profile.name not in _QUIET_PROFILES)
-    identification = _identification(kind, env.settings, calibration)
+    application = None if calibration is None else build_application(
+        calibration, None if diagnostics is None else diagnostics.state_dir, address)
+    reported = None if application is None else application.reported
+    identification = _identification(kind, env.settings, reported)
     config = NetworkConfig(name, address, bool(claim), identification)
-    if calibration is not None:
-        payload = dm19((calibration,))
-        requestable = {**requestable, DM19_PGN: lambda: payload}
+    if application is not None:
+        requestable = {**requestable, DM19_PGN: lambda: dm19((application.reported,))}
     network = J1939Network(config, env.period_s, requestable)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
     served = None
     part: NetworkPart
     if diagnostics is not None and diagnostics.enabled:
+        def identify() -> None:  # the application restarted: SOFT names the image it runs now
+            if application is not None:
+                network.identify(_identification(kind, env.settings, application.reported))
+
         side = NodeSide(kind, network.dtcs, identification_dids(identification, name.identity_number, vin),
-                        lambda: part.speed_kph)
+                        lambda: part.speed_kph, application, identify)
         try:
             served = (build_endpoint(kind, address, diagnostics, env.period_s, side), side)
         except ValueError as exc:
             raise ConfigError(f"[diagnostics] {exc}") from None
-    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served)
+    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served, application)
     return part
 
 

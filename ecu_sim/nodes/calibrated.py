@@ -16,7 +16,19 @@ from ecu_sim.calibration.image import Image
 from ecu_sim.calibration.layout import NODE_KINDS, CalibrationError, Number, layout_of
 from ecu_sim.cruise.pi import PiParams
 from ecu_sim.errors import ConfigError
-from ecu_sim.powertrain.calibrated import BUILTIN_IDS, builtin_vehicle_image, calibrated_class6, given_file
+from ecu_sim.member.application import Calibrated, Restart
+from ecu_sim.member.part import NetworkPart
+from ecu_sim.nodes.ccm import Ccm
+from ecu_sim.nodes.driver import Driver
+from ecu_sim.nodes.ecu import Ecu
+from ecu_sim.powertrain.calibrated import (
+    BUILTIN_IDS,
+    builtin_vehicle_image,
+    calibrated_class6,
+    given_file,
+    running_images,
+    start_calibration,
+)
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Model, Class6Params
 
@@ -83,3 +95,34 @@ def pi_params(image: Image) -> PiParams:
     if problems:
         raise ConfigError(f"the CCM's calibration {image.calibration_id!r} cannot drive: {problems[0]}")
     return params
+
+
+def own_images(part: NetworkPart | None, images: Mapping[str, Image]) -> dict[str, Image]:
+    """``images`` with the one the node's own application runs (its memory's, boot mode) in place."""
+    application = None if part is None else part.application
+    return running_images({} if application is None else {application.kind: application}, images)
+
+
+def restart_vehicle(node: Ecu | Ccm | Driver, model: Class6Model, running: bool) -> None:
+    """The ECU's engine application restarted (``running`` False: into boot mode), the class6
+    truck stepped by ``model`` from now on."""
+    if isinstance(node, Ecu):
+        node.restart(model, running)
+
+
+def restart_node(node: Ecu | Ccm | Driver, part: NetworkPart | None, images: Mapping[str, Image],
+                 settings: Settings) -> None:
+    """A node's application restarted from the image its memory holds (``images``: the start ones):
+    the CCM's controller, or the class6 truck's model, built again (a testbed truck reads none)."""
+    running = own_images(part, images)
+    if isinstance(node, Ccm):
+        node.restart(pi_params(running["ccm"]))
+    else:
+        booting = part is not None and part.application is not None and part.application.boot
+        restart_vehicle(node, class6_model(settings, running), not booting)
+
+
+def start(images: Mapping[str, Image], kind: str, settings: Settings, restart: Restart) -> Calibrated | None:
+    """What the node of calibration ``kind`` gives its part (None: it has no calibration)."""
+    image = images.get(kind)
+    return None if image is None else start_calibration(image, settings, restart)

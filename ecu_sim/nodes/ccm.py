@@ -123,6 +123,12 @@ class Ccm(InputNode):
         #: a pedal pressed from the node's page (``--web``), a driver's pedal like the one on the bus
         self.pedal_override_pct: float | None = None
 
+    def restart(self, params: PiParams) -> None:
+        """The CCM's application restarted from another calibration: its controller is built
+        again from ``params`` and starts afresh (an ECU's restart loses its integrator)."""
+        self.params = params
+        self.pi_state = PiState()
+
     def take_control(self, name: str, value: Any) -> None:
         """The page's set speed, cruise switch or pedal (a driver's pedal: the higher demand wins)."""
         if name == "set_speed_kph":

@@ -29,7 +29,7 @@ from ecu_sim.nodes.input import InputNode
 from ecu_sim.powertrain.engine_frames import EngineFrames
 from ecu_sim.powertrain.network import NUMBER_UNITS, Powertrain
 from ecu_sim.runtime.held import HeldInput
-from ecu_sim.vehicle.class6 import Class6State
+from ecu_sim.vehicle.class6 import Class6Model, Class6State
 from ecu_sim.vehicle.drive import Class6Vehicle, Vehicle
 from ecu_sim.vehicle.model import TruckState
 
@@ -68,6 +68,9 @@ class Ecu(InputNode):
         self.powertrain = powertrain
         #: APP set from the node's page (``--web``) in place of the bus's, until released (None)
         self.pedal_override_pct: float | None = None
+        #: the engine's application runs (False: boot mode, and nothing it would obey moves the truck)
+        application = None if network is None else network.application
+        self.application_running = application is None or not application.boot
 
     def take_control(self, name: str, value: Any) -> None:
         """The page's pedal: the truck drives on it instead of the bus's APP until released (None)."""
@@ -148,8 +151,18 @@ class Ecu(InputNode):
         brake = self.brake_held.get(self.tick_index)
         return 0.0 if brake is None else brake
 
+    def restart(self, model: Class6Model, running: bool) -> None:
+        """The engine's application restarted (``running`` False: into its boot mode): the truck
+        goes on as it is, stepped by ``model``, built whole from the images its nodes run."""
+        self.application_running = running
+        if isinstance(self.vehicle, Class6Vehicle):
+            self.vehicle.restart(model)
+
     def _app(self) -> float | None:
-        """The APP this tick uses: the page's override, else the bus's held value (None: missing)."""
+        """The APP this tick uses: the page's override, else the bus's held value (None: missing);
+        none in boot mode, where no application reads the pedal."""
+        if not self.application_running:
+            return 0.0
         held = self.held.get(self.tick_index)
         return held if self.pedal_override_pct is None else self.pedal_override_pct
 

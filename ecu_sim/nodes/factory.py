@@ -29,9 +29,10 @@ from ecu_sim.errors import ConfigError
 from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.faults.spec import DTC_KIND, Fault, FaultSchedule, describe
 from ecu_sim.j1939.ids import source_address_of
+from ecu_sim.member.application import Calibrated
 from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.part import NetworkPart, build_network
-from ecu_sim.nodes.calibrated import calibrated_kinds, class6_model, node_images, pi_params
+from ecu_sim.nodes import calibrated
 from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.commands import Commands, command_codecs
 from ecu_sim.nodes.driver import Driver, Message
@@ -41,7 +42,6 @@ from ecu_sim.nodes.identifiers import own_id, own_message_id, sent_from, spn_cod
 from ecu_sim.nodes.preview import build_preview
 from ecu_sim.pedals.reading import PedalSource
 from ecu_sim.powertrain.build import build_powertrain, hosted_messages
-from ecu_sim.powertrain.calibrated import reported
 from ecu_sim.powertrain.engine_frames import EngineFrames, find_messages
 from ecu_sim.powertrain.network import Powertrain
 from ecu_sim.runtime.ticks import ticks_in
@@ -182,16 +182,18 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
                           "--fault/--scenario, or use --command app")
     class6 = kind is NodeKind.ECU and route is not None and drives_class6(route, settings.vehicle.preset)
     hosts_powertrain = class6 and settings.j1939.network == POWERTRAIN
-    images = node_images(calibrated_kinds(kind.name, hosts_powertrain), settings)
-    powertrain = (build_powertrain(
-        port, profile, settings, class6_model(settings, images),
-        lambda periodic: _engine_part(port, profile, settings, all_faults, new_frame, periodic,
-                                      images["engine"]), new_frame, images)
-        if hosts_powertrain else None)
+    images = calibrated.node_images(calibrated.calibrated_kinds(kind.name, hosts_powertrain), settings)
+    powertrain = build_powertrain(
+        port, profile, settings, lambda running: calibrated.class6_model(settings, running),
+        lambda periodic, restart: _engine_part(port, profile, settings, all_faults, new_frame, periodic,
+                                               calibrated.start(images, "engine", settings, restart)),
+        new_frame, images, lambda m, r: calibrated.restart_vehicle(node, m, r)) if hosts_powertrain else None
     engine = _engine_frames(port, profile, settings, new_frame) if class6 and powertrain is None else None
-    network = (powertrain.engine if powertrain is not None else
-               _network(kind, port, profile, settings, all_faults, new_frame,
-                        None if engine is None else engine.latest(), images.get(kind.name.lower())))
+    network = (powertrain.engine if powertrain is not None else _network(
+        kind, port, profile, settings, all_faults, new_frame, None if engine is None else engine.latest(),
+        calibrated.start(images, kind.name.lower(), settings,
+                         lambda: calibrated.restart_node(node, network, images, settings))))
+    images = images if powertrain is not None else calibrated.own_images(network, images)  # kept, boot
     sent_id = kind.frame_ids(profile, settings)[0]
     every = 1 if powertrain is None else powertrain.role_every
     transmitter = _transmitter(kind, port, sent_id, sends.is_extended_id, every * period, tx_mode, new_frame,
@@ -215,8 +217,8 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
         gears, brake, tc1 = (_ccm_extras(port, profile, settings, new_frame)
                              if settings.vehicle.preset == "class6" else (None, None, None))
         commands = _ccm_commands(port, profile, settings, new_frame)
-        node = Ccm(port, profile, output, pi_params(images["ccm"]), run.set_speed_kph, period, hold,
-                   settings.profile.speed_source, gears=gears, brake=None if commands else brake,
+        node = Ccm(port, profile, output, calibrated.pi_params(images["ccm"]), run.set_speed_kph, period,
+                   hold, settings.profile.speed_source, gears=gears, brake=None if commands else brake,
                    driver=DriverDemand(profile.app, DriverRoles.of(profile), hold), network=network,
                    preview=build_preview(settings, route, eco_roll=tc1 is not None), commands=commands,
                    gear_request=tc1)
@@ -232,21 +234,20 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
 
 def _network(kind: NodeKind, port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],
              new_frame: FrameFactory, periodic: Mapping[int, Callable[[], bytes | None]] | None,
-             image: Image | None) -> NetworkPart | None:
+             calibration: Calibrated | None) -> NetworkPart | None:
     """The node's J1939 part; the driver has none (it is a person's pedals, not an ECU)."""
     if kind is NodeKind.DRIVER:
         return None
     env = NodeEnvironment(port, profile, settings.j1939, settings.run.resolved_period_s, new_frame)
     return build_network(kind.name, env, kind.sends(profile), kind.input_spn, faults, periodic,
-                         settings.diagnostics, settings.fms.vin,
-                         None if image is None else reported(image, settings))
+                         settings.diagnostics, settings.fms.vin, calibration)
 
 
 def _engine_part(port: Port, profile: Profile, settings: Settings, faults: tuple[Fault, ...],
                  new_frame: FrameFactory, periodic: Mapping[int, Callable[[], bytes | None]],
-                 image: Image) -> NetworkPart:
+                 calibration: Calibrated | None) -> NetworkPart:
     """The engine's part in the powertrain network, whose speed message is a J1939 one (checked)."""
-    part = _network(NodeKind.ECU, port, profile, settings, faults, new_frame, periodic, image)
+    part = _network(NodeKind.ECU, port, profile, settings, faults, new_frame, periodic, calibration)
     if part is None:
         raise ConfigError("--network powertrain needs the speed message to be a J1939 parameter group")
     return part
@@ -263,7 +264,7 @@ def _ecu(port: Port, profile: Profile, output: Output, settings: Settings, route
     hold = hold_ticks(run.input_timeout_s(run.app_timeout_s), period)
     vehicle: Vehicle
     if drives_class6(route, v.preset):
-        model = class6_model(settings, images) if powertrain is None else powertrain.model
+        model = calibrated.class6_model(settings, images) if powertrain is None else powertrain.model
         vehicle = Class6Vehicle(model, route, v.wheelbase_m, run.initial_speed_kph, period)
         return Ecu(port, profile, output, vehicle, hold, settings.profile.app_source,
                    brake=spn_codec(profile, SPN_BRAKE_PEDAL_POSITION), engine_frames=engine, network=network,

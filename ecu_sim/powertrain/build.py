@@ -7,6 +7,7 @@ The factory (:mod:`ecu_sim.nodes.factory`) calls :func:`build_powertrain` for an
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from cantools.database.can import Message, Signal
 
@@ -19,10 +20,11 @@ from ecu_sim.codec.role import RoleCodec
 from ecu_sim.codec.spn import messages_with, spn_signals
 from ecu_sim.j1939.frames import SINGLE_FRAME
 from ecu_sim.j1939.ids import destination_of, from_source, pgn_of
+from ecu_sim.member.application import Restart
 from ecu_sim.member.environment import NodeEnvironment
-from ecu_sim.member.part import NetworkPart, build_member
+from ecu_sim.member.part import NetworkPart, booting, build_member
 from ecu_sim.powertrain.brake_control import BrakeController
-from ecu_sim.powertrain.calibrated import reported, retarder_points
+from ecu_sim.powertrain.calibrated import retarder_points, running_images, start_calibration
 from ecu_sim.powertrain.commanded import Commanded, Hold
 from ecu_sim.powertrain.engine_control import Tsc1Arbiter
 from ecu_sim.powertrain.engine_frames import (
@@ -63,12 +65,18 @@ def hosted_messages(profile: Profile, settings: Settings) -> list[tuple[Member, 
     return found
 
 
-def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Class6Model,
-                     engine: Callable[[Mapping[int, Callable[[], bytes | None]]], NetworkPart],
-                     new_frame: FrameFactory, images: Mapping[str, Image]) -> Powertrain:
+def build_powertrain(port: Port, profile: Profile, settings: Settings,
+                     model_of: Callable[[Mapping[str, Image]], Class6Model],
+                     engine: Callable[[Mapping[int, Callable[[], bytes | None]], Restart], NetworkPart],
+                     new_frame: FrameFactory, images: Mapping[str, Image],
+                     restarted: Callable[[Class6Model, bool], None]) -> Powertrain:
     """The powertrain on ``port``: ``engine`` builds the engine's part (the ECU's own) from its
-    requestable PGNs; the other nodes' parts, every message with its output and gate, here.
-    ``images``: the calibration each node runs (the model was built from them already)."""
+    requestable PGNs and its restart; the other nodes' parts, every message with its output and
+    gate, here. ``images``: the calibration each node starts from; ``model_of`` makes the truck's
+    model from the images the nodes run (their kept ones, boot mode), here and at each restart of
+    a node's application, after which ``restarted`` hands the new model to the truck and says
+    whether the engine's application runs. A node in boot mode has no control function: nothing
+    it would obey (TSC1, XBR, TC1) is taken until its application runs again."""
     period = settings.run.resolved_period_s
     is_j1939 = profile.speed.is_j1939
     hosted = members(profile.database)
@@ -90,14 +98,21 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
                 for r, message, _, _ in found if r == role}
 
     env = NodeEnvironment(port, profile, settings.j1939, period, new_frame)
-    parts = {"engine": engine(requestable("engine"))}
+    powertrain: Powertrain
+
+    def restart() -> None:  # one node's application restarted: the truck's control built again
+        model, commanded = rebuild()
+        powertrain.restart(model, commanded)
+        restarted(model, not booting(parts["engine"]))
+
+    parts = {"engine": engine(requestable("engine"), restart)}
     for role, member in hosted.items():
         if role != "engine":
             image = images.get(role)
+            given = None if image is None else start_calibration(image, settings, restart)
             parts[role] = build_member(role.upper(), member.part.function, member.address, env, [member.node],
-                                       requestable(role),
-                                       diagnostics=settings.diagnostics, vin=settings.fms.vin,
-                                       calibration=None if image is None else reported(image, settings))
+                                       requestable(role), diagnostics=settings.diagnostics,
+                                       vin=settings.fms.vin, calibration=given)
     messages: dict[str, list[EngineMessage]] = {role: [] for role in hosted}
     for role, message, frame_id, codecs in found:
         pgn = pgn_of(message.frame_id)
@@ -115,9 +130,16 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
     cruise = node_attributes(profile.database, app_senders).get("address")
     all_messages = [m for ms in messages.values() for m in ms]
     others = {role: part for role, part in parts.items() if role != "engine"}
-    commanded = _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
-                           cruise, {role: part.hold for role, part in parts.items()},
-                           retarder_points(images.get("retarder")))
+    holds = {role: part.hold for role, part in parts.items()}
+
+    def rebuild() -> tuple[Class6Model, Commanded]:
+        running = running_images({role: part.application for role, part in parts.items()}, images)
+        model = model_of(running)
+        return model, _commanded(profile, hosted, settings, model, period, parts["engine"].network.address,
+                                 cruise, holds, retarder_points(running.get("retarder")),
+                                 {role for role, part in parts.items() if booting(part)})
+
+    model, commanded = rebuild()
     files = restbus_files(settings)
     fms = FmsState(settings.fms, period, model.params.mass_kg) if files else None
     if fms is not None:
@@ -127,9 +149,10 @@ def build_powertrain(port: Port, profile: Profile, settings: Settings, model: Cl
                                 fms_texts(settings.fms))
         others.update(restbus.parts)
         all_messages += restbus.messages
-    return Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
-                      every_ticks(speed.message, period), model, latest, commanded, fms,
-                      settings.fms.enabled)
+    powertrain = Powertrain(port, parts["engine"], others, EngineFrames(all_messages), ccvs,
+                            every_ticks(speed.message, period), model, latest, commanded, fms,
+                            settings.fms.enabled)
+    return powertrain
 
 
 def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
@@ -141,15 +164,16 @@ def _codec(message: Message, signal: Signal, is_j1939: bool) -> RoleCodec:
 
 def _commanded(profile: Profile, hosted: Mapping[str, Member], settings: Settings, model: Class6Model,
                period_s: float, own_address: int, cruise_address: int | None,
-               holds: Mapping[str, Hold], retarder_map: tuple[tuple[float, float], ...]) -> Commanded:
+               holds: Mapping[str, Hold], retarder_map: tuple[tuple[float, float], ...],
+               booting: AbstractSet[str]) -> Commanded:
     """The commands the DBC addresses to the hosted nodes (by their identifiers' destinations):
     TSC1 to the engine and to the retarder, XBR to the brakes, TC1 to the transmission, each with
-    its control function."""
+    its control function; none for a node in ``booting`` (its application does not run)."""
     accepted = settings.j1939.accepted_tsc1_sources()
 
     def intake(role: str, spn: int, name: str, checked: bool = True) -> CommandIntake | None:
         member = hosted.get(role)
-        if member is None:
+        if member is None or role in booting:
             return None
         for message in messages_with(profile.database, spn):
             if destination_of(message.frame_id) == member.address:

@@ -15,7 +15,7 @@ from typing import Any, Final
 from ecu_sim.calibration.image import Image
 from ecu_sim.calibration.layout import Number, layout_of
 from ecu_sim.errors import ConfigError
-from ecu_sim.j1939.dm19 import NodeCalibration
+from ecu_sim.member.application import Application, Calibrated, Restart
 from ecu_sim.powertrain.retarder import RETARDER_MAP
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6Params
@@ -72,7 +72,18 @@ def given_file(kind: str, settings: Settings) -> str | None:
     return value
 
 
-def reported(image: Image, settings: Settings) -> NodeCalibration:
-    """What DM19 and the software identification say of ``image``."""
-    named = given_file(image.kind, settings) is not None
-    return NodeCalibration(image.cvn, image.calibration_id, named=named)
+def start_calibration(image: Image, settings: Settings, restart: Restart | None = None) -> Calibrated:
+    """What a node starting from ``image`` gives its part: the image, whether ``[calibration]``
+    gave it, and the node's restart."""
+    return Calibrated(image, given_file(image.kind, settings) is not None, restart)
+
+
+def running_images(applications: Mapping[str, Application | None],
+                   images: Mapping[str, Image]) -> dict[str, Image]:
+    """The images the nodes' applications run (``images`` for a node without an application);
+    in boot mode the last valid one, which the node's mechanics keep while no application runs."""
+    running = dict(images)
+    for kind, application in applications.items():
+        if application is not None:
+            running[kind] = application.image
+    return running

@@ -54,8 +54,23 @@ class Powertrain:
         self.ccvs = ccvs
         self.role_every = role_every
         self._role_schedule = Schedule(role_every)
-        self.model = model
         self._receivers = tuple(part.receive for part in self.others.values())
+        self._no_retarder = (_NA,) * 5
+        #: the newest readings, which a request for a message not sent yet is answered from
+        self.latest = latest
+        self.restart(model, commanded)
+        self.fms = fms
+        self._fms_fuel = fms_fuel
+        #: every message by name, for a person's controls (stop, cycle, a fixed signal)
+        self.live = LiveMessages(frames.messages, commanded.period_s)
+
+    def restart(self, model: Class6Model, commanded: Commanded) -> None:
+        """The truck's model and the control functions, built whole from the calibrations the
+        nodes run (at the start, and when a node's application restarts from another image);
+        the constants the messages carry follow them."""
+        self.model = model
+        #: the received commands and what they ask of the engine, retarder and brakes
+        self.commanded = commanded
         p = model.params
         engine_model = model.engine
         self._reference = engine_model.reference_nm
@@ -68,17 +83,8 @@ class Powertrain:
                      "clutch_switch": 0.0, "set_speed_kph": _NA, "parking_brake": 0.0,
                      "relative_speed_kph": 0.0, **_retarder_map(commanded)}
         self._constants = tuple(constants[name] for name in Readings._fields[FIRST_CONSTANT:])
-        #: the brakes' and the retarder's fields without such a node: not available
+        #: the brakes' fields without such a node: not available
         self._no_brakes = (_NA, _NA, self._brake_limit, _NA, 0.0, 0.0)
-        self._no_retarder = (_NA,) * 5
-        #: the newest readings, which a request for a message not sent yet is answered from
-        self.latest = latest
-        #: the received commands and what they ask of the engine, retarder and brakes
-        self.commanded = commanded
-        self.fms = fms
-        self._fms_fuel = fms_fuel
-        #: every message by name, for a person's controls (stop, cycle, a fixed signal)
-        self.live = LiveMessages(frames.messages, commanded.period_s)
 
     def hear(self, msg: can.Message) -> None:
         """A frame that is not a command: the other nodes' network layers keep what is theirs (the

@@ -17,7 +17,10 @@ class ProgrammableMemory(Protocol):
 
     start: int
     size: int
-    application_valid: bool
+
+    @property
+    def application_valid(self) -> bool:
+        """False: boot mode (an erase began and no verified image followed)."""
 
     def erase(self) -> None: ...
 
@@ -71,6 +74,10 @@ class ServedNode(Protocol):
     @property
     def memory(self) -> ProgrammableMemory | None:
         """None: the node has no programmable memory, and the programming services refuse."""
+
+    @property
+    def boot(self) -> bool:
+        """The node's application is not valid: the server serves as its boot loader."""
 
     def speed_kph(self) -> float:
         """The vehicle's speed as the node knows it; NaN when it does not."""

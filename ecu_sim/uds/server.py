@@ -12,6 +12,16 @@ Timing: every request is answered at the tick after it arrived, so the P2 the se
 carries is two periods, and never below the common 50 ms; P2* is 5 s, and a long erase answers
 0x78 first. A session other than the default falls back to it S3 after the last request: the
 server locks, the node's messages and DTC recording come back, a download is given up.
+
+Boot mode (the node's application not valid): the server is the boot loader's, which has the
+default and the programming session only (the programming session entered straight from the
+default one, the truck standing) and serves :data:`BOOT_SESSIONS`: in the default session
+DiagnosticSessionControl, ECUReset and TesterPresent, in the programming session those, the
+download and its routines, and the reads a tester needs to see why the node is there
+(identification, DTCs). Another service of the boot loader's, asked in the default session, is
+refused 0x7F (service not supported in the active session: ISO 14229-1's answer for a service the
+server has in another session); a service it does not have at all 0x11, and the extended session
+0x12. Our choice, as a boot loader that knows nothing of the application's services.
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ from ecu_sim.uds.programming import Programming
 from ecu_sim.uds.security import Security
 
 ALL_SESSIONS: Final = frozenset(DiagnosticSession)
+_BOOT_LOADER: Final = frozenset({DiagnosticSession.DEFAULT, DiagnosticSession.PROGRAMMING})
 _WORKING: Final = frozenset({DiagnosticSession.EXTENDED, DiagnosticSession.PROGRAMMING})
 _PROGRAMMING: Final = frozenset({DiagnosticSession.PROGRAMMING})
 _RUNNING: Final = frozenset({DiagnosticSession.DEFAULT, DiagnosticSession.EXTENDED})
@@ -145,10 +156,14 @@ class UdsServer:
         if self.programming.erasing is not None:
             return Nrc.BUSY_REPEAT_REQUEST
         try:
-            rule = RULES[Service(request[0])]
+            service = Service(request[0])
         except ValueError:
             return Nrc.SERVICE_NOT_SUPPORTED
-        if self.session not in rule.sessions:
+        rule = RULES[service]
+        sessions = BOOT_SESSIONS.get(service) if self.node.boot else rule.sessions
+        if sessions is None:
+            return Nrc.SERVICE_NOT_SUPPORTED  # the boot loader has no such service
+        if self.session not in sessions:
             return Nrc.SERVICE_NOT_SUPPORTED_IN_ACTIVE_SESSION
         if len(request) < rule.min_length:
             return Nrc.INCORRECT_MESSAGE_LENGTH_OR_INVALID_FORMAT
@@ -177,8 +192,11 @@ def _session(server: UdsServer, request: bytes, tester: int, tick: int) -> bytes
     if len(request) != 2:
         return Nrc.INCORRECT_MESSAGE_LENGTH_OR_INVALID_FORMAT
     session = DiagnosticSession(request[1] & 0x7F)
+    boot = server.node.boot
+    if boot and session is DiagnosticSession.EXTENDED:
+        return Nrc.SUB_FUNCTION_NOT_SUPPORTED  # the boot loader has no extended session
     if session is DiagnosticSession.PROGRAMMING:
-        if server.session is DiagnosticSession.DEFAULT:
+        if server.session is DiagnosticSession.DEFAULT and not boot:
             return Nrc.SUB_FUNCTION_NOT_SUPPORTED_IN_ACTIVE_SESSION  # by way of the extended session
         if server.moving():
             return Nrc.CONDITIONS_NOT_CORRECT
@@ -238,4 +256,14 @@ RULES: Final[dict[Service, Rule]] = {
     Service.REQUEST_TRANSFER_EXIT: Rule(_exit, _PROGRAMMING, 1, secured=True),
     Service.TESTER_PRESENT: Rule(services.tester_present, ALL_SESSIONS, 2, frozenset({0})),
     Service.CONTROL_DTC_SETTING: Rule(services.dtc_setting, _WORKING, 2, frozenset({1, 2})),
+}
+
+#: boot mode: the services the boot loader serves, in its sessions
+BOOT_SESSIONS: Final[dict[Service, frozenset[DiagnosticSession]]] = {
+    Service.DIAGNOSTIC_SESSION_CONTROL: _BOOT_LOADER,
+    Service.ECU_RESET: _BOOT_LOADER,
+    Service.TESTER_PRESENT: _BOOT_LOADER,
+    **dict.fromkeys((Service.READ_DATA_BY_IDENTIFIER, Service.READ_DTC_INFORMATION, Service.SECURITY_ACCESS,
+                     Service.ROUTINE_CONTROL, Service.REQUEST_DOWNLOAD, Service.TRANSFER_DATA,
+                     Service.REQUEST_TRANSFER_EXIT), _PROGRAMMING),
 }

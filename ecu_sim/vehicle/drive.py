@@ -208,6 +208,13 @@ class Class6Vehicle:
     def brake_pct(self) -> float:
         return self.state.brake_pct
 
+    def restart(self, model: Class6Model) -> None:
+        """The truck's controllers restarted from other calibrations: the truck goes on as it is
+        (its state carried over), stepped by ``model`` from the next tick."""
+        self.model = model
+        self._reference = model.engine.reference_nm
+        self._ahead = StepAhead()
+
     def driveline(self) -> Driveline:
         s = self.state
         scale = 100.0 / self._reference

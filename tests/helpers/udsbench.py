@@ -84,6 +84,8 @@ class BenchNode:
     memory: ProgrammableMemory | None = None
     parameters: Parameters | None = None
     speed: float = 0.0
+    #: the application is not valid: the server is the boot loader's
+    boot: bool = False
     sending: bool = True
     recording: bool = True
     resets: list[int] = field(default_factory=list)
