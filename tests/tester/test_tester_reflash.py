@@ -46,11 +46,20 @@ def reflash(cli_main: Cli, folder: Path, *args: str) -> tuple[list[float], list[
 def test_a_reflashed_engine_keeps_the_truck_under_its_new_road_speed_limit(cli_main: Cli,
                                                                           tmp_path: Path) -> None:
     speeds, rows = reflash(cli_main, tmp_path / "reflashed")
-    answered = {row["request"][:4]: row["answer"] for row in rows}
-    assert answered["3101"].startswith("7101") and answered["1101"] == "5101"
+    answered = {row["request"][:8]: row["answer"] for row in rows}
+    assert answered["3101FF01"] == "7101FF0100"
+    assert answered["1101"] == "5101" and [row["answer"][:2] for row in rows if row["line"] == "5"] == [
+        "74", "76", "77"]
     cvn = read_image(tmp_path / "reflashed" / "slow.s19").cvn
-    assert answered["22F1"] == "62F182" + b"SLOW-20".hex().upper() + f"F1A0{cvn:08X}"
+    assert answered["22F182F1"] == "62F182" + b"SLOW-20".hex().upper() + f"F1A0{cvn:08X}"
     assert max(speeds) <= LIMIT_KPH + 0.5 < 30.0 < max(drive(cli_main, tmp_path / "original"))
+
+
+def test_the_erase_in_simulate_is_answered_after_response_pending_when_it_is_done(cli_main: Cli,
+                                                                                  tmp_path: Path) -> None:
+    _, rows = reflash(cli_main, tmp_path / "reflashed")
+    erase = next(row for row in rows if row["request"] == "3101FF00")
+    assert float(erase["answer_s"]) - float(erase["sent_s"]) >= 0.5 and erase["answer"] == "7101FF00"
 
 
 def test_a_run_with_a_reflash_replays_bit_for_bit(cli_main: Cli, tmp_path: Path) -> None:
