@@ -16,12 +16,15 @@ from ecu_sim.bus.port import Port
 from ecu_sim.errors import CannotCreateError, ConfigError
 from ecu_sim.settings.model import Settings
 from ecu_sim.tester.node import TesterNode
-from ecu_sim.tester.script import Step, load_script
+from ecu_sim.tester.script import ScriptStep, load_script
 from ecu_sim.tester.session import ScriptedSession
 from ecu_sim.uds.security import KeyAlgorithm, load_algorithm
 
+#: a script's steps and the key algorithm of its ``unlock``
+Loaded = tuple[tuple[ScriptStep, ...], KeyAlgorithm]
 
-def script(settings: Settings, duration_s: float | None) -> tuple[tuple[Step, ...], KeyAlgorithm] | None:
+
+def script(settings: Settings, duration_s: float | None) -> Loaded | None:
     """The script's steps and the key algorithm of its ``unlock``; None without a script;
     ConfigError for a script that is not right (``duration_s``: the run's end, None for none)."""
     path = settings.diagnostics.script
@@ -35,7 +38,7 @@ def script(settings: Settings, duration_s: float | None) -> tuple[tuple[Step, ..
 
 
 def tester(stack: ExitStack, open_bus: Callable[[], can.BusABC], settings: Settings,
-           loaded: tuple[tuple[Step, ...], KeyAlgorithm]) -> TesterNode:
+           loaded: Loaded) -> TesterNode:
     """The tester of :func:`script`'s steps on a bus of ``open_bus``; it, its port and its answers'
     file are closed with ``stack``."""
     steps, algorithm = loaded

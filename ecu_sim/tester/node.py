@@ -17,7 +17,7 @@ from typing import IO, Final
 import can
 
 from ecu_sim.bus.port import Port
-from ecu_sim.tester.session import Row, ScriptedSession
+from ecu_sim.tester.session import ScriptedSession, StepRecord
 
 ANSWERS_HEADER: Final = ("line", "step", "sent_s", "request", "answer_s", "answer")
 
@@ -66,7 +66,7 @@ class TesterNode:
         return True
 
 
-def answer_row(row: Row) -> tuple[object, ...]:
+def answer_row(row: StepRecord) -> tuple[object, ...]:
     """A row of the answers' file."""
     return (row.line, row.step, f"{row.sent_s:.6g}", row.request.hex().upper(), f"{row.answer_s:.6g}",
             "" if row.answer is None else row.answer.hex().upper())

@@ -33,7 +33,7 @@ _DID: Final = re.compile(r"[0-9A-Fa-f]{4}")
 
 
 @dataclass(frozen=True)
-class Download:
+class ImageDownload:
     """The image a ``download`` step sends, and where to."""
 
     path: str
@@ -43,11 +43,11 @@ class Download:
 
 #: a step's arguments as parsed: a raw request's bytes, a sub-function, DIDs, a DID and its
 #: bytes, an image, or nothing
-Arguments = bytes | int | tuple[int, ...] | tuple[int, bytes] | Download | None
+Arguments = bytes | int | tuple[int, ...] | tuple[int, bytes] | ImageDownload | None
 
 
 @dataclass(frozen=True)
-class Step:
+class ScriptStep:
     """One line of a script."""
 
     line: int
@@ -118,7 +118,7 @@ def _download(words: list[str], folder: Path) -> Arguments:
         image = read_image(path)
     except CalibrationError as exc:
         raise ValueError(str(exc)) from None
-    return Download(str(path), AREA_START, image.data)
+    return ImageDownload(str(path), AREA_START, image.data)
 
 
 #: the steps a script has: each one's parser of its arguments
@@ -155,7 +155,7 @@ def _node(word: str) -> int:
     return node
 
 
-def parse_line(number: int, line: str, folder: Path) -> Step | None:
+def parse_line(number: int, line: str, folder: Path) -> ScriptStep | None:
     """The step on a line (None for a blank or comment line); ValueError saying what is wrong."""
     words = line.split("#", 1)[0].split()
     if not words:
@@ -170,10 +170,10 @@ def parse_line(number: int, line: str, folder: Path) -> Step | None:
         arguments = parse(words[3:], folder)
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
-    return Step(number, _time(words[0]), _node(words[1]), name, arguments, " ".join(words[1:]))
+    return ScriptStep(number, _time(words[0]), _node(words[1]), name, arguments, " ".join(words[1:]))
 
 
-def load_script(path: str, duration_s: float | None = None) -> tuple[Step, ...]:
+def load_script(path: str, duration_s: float | None = None) -> tuple[ScriptStep, ...]:
     """The steps of the script at ``path``, every one checked; ConfigError naming ``path:line``
     for the first problem (``duration_s``: a step at or after the run's end is one)."""
     source = Path(path)
@@ -181,7 +181,7 @@ def load_script(path: str, duration_s: float | None = None) -> tuple[Step, ...]:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the diagnostic script ({exc})") from None
-    steps: list[Step] = []
+    steps: list[ScriptStep] = []
     for number, line in enumerate(text.splitlines(), start=1):
         try:
             step = parse_line(number, line, source.parent)

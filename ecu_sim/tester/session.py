@@ -4,7 +4,7 @@ A step is a generator of requests: it yields a request, is sent the answer (None
 time) and yields the next, so a step that needs what it was answered (the key from the seed,
 the block length RequestDownload grants) reads as the exchange itself. A step that is refused
 ends there (the next step still goes at its time): what came of every request is kept, in order,
-as the session's :class:`Row`\\ s, for the log and the answers' file.
+as the session's :class:`StepRecord`\\ s, for the log and the answers' file.
 
 The key of ``unlock`` is ``[diagnostics] key_algorithm``'s, loaded by the one function the
 nodes use (:func:`ecu_sim.uds.security.load_algorithm`), for SecurityAccess level 1.
@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.tester.client import TESTER_ADDRESS, Exchange, UdsClient, positive
-from ecu_sim.tester.script import Download, Step
+from ecu_sim.tester.script import ImageDownload, ScriptStep
 from ecu_sim.uds.codes import ROUTINE_CHECK_DEPENDENCIES, ROUTINE_ERASE_MEMORY, Service
 from ecu_sim.uds.security import LEVEL, KeyAlgorithm
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 Requests = Generator[bytes, bytes | None, None]
 
 
-class Row(NamedTuple):
+class StepRecord(NamedTuple):
     """One request of a step and what came of it, at the run's times."""
 
     line: int
@@ -39,7 +39,7 @@ class Row(NamedTuple):
     answer: bytes | None
 
 
-def requests(step: Step, algorithm: KeyAlgorithm) -> Requests:
+def requests(step: ScriptStep, algorithm: KeyAlgorithm) -> Requests:
     """The requests of ``step``, one after the other's answer."""
     name, arguments = step.name, step.arguments
     if name == "raw":
@@ -62,7 +62,7 @@ def requests(step: Step, algorithm: KeyAlgorithm) -> Requests:
     elif name == "unlock":
         yield from _unlock(algorithm)
     else:
-        assert isinstance(arguments, Download)
+        assert isinstance(arguments, ImageDownload)
         yield from _download(arguments)
 
 
@@ -74,7 +74,7 @@ def _unlock(algorithm: KeyAlgorithm) -> Requests:
     yield bytes((Service.SECURITY_ACCESS, LEVEL + 1)) + algorithm(answer[2:], LEVEL)
 
 
-def _download(image: Download) -> Requests:
+def _download(image: ImageDownload) -> Requests:
     """RequestDownload (4-byte address and size), TransferData blocks as long as the node grants,
     RequestTransferExit."""
     ask = bytes((Service.REQUEST_DOWNLOAD, 0x00, 0x44)) + image.address.to_bytes(4, "big") + \
@@ -98,15 +98,15 @@ def _download(image: Download) -> Requests:
 class ScriptedSession:
     """``steps`` from the tester at ``tester`` on a loop of ``period_s``, one after the other."""
 
-    def __init__(self, steps: Sequence[Step], period_s: float, algorithm: KeyAlgorithm,
+    def __init__(self, steps: Sequence[ScriptStep], period_s: float, algorithm: KeyAlgorithm,
                  tester: int = TESTER_ADDRESS) -> None:
         self.client = UdsClient(tester, period_s)
         self.period_s = period_s
-        self.rows: list[Row] = []
+        self.rows: list[StepRecord] = []
         self._steps = list(steps)
         self._next = 0
         self._algorithm = algorithm
-        self._running: tuple[Step, Requests] | None = None
+        self._running: tuple[ScriptStep, Requests] | None = None
 
     @property
     def done(self) -> bool:
@@ -138,8 +138,8 @@ class ScriptedSession:
             self.client.request(self._running[0].node, request)
         return self.client.tick(tick)
 
-    def _row(self, step: Step, ended: Exchange) -> None:
-        row = Row(step.line, step.text, ended.sent_tick * self.period_s, ended.request,
+    def _row(self, step: ScriptStep, ended: Exchange) -> None:
+        row = StepRecord(step.line, step.text, ended.sent_tick * self.period_s, ended.request,
                   ended.ended_tick * self.period_s, ended.answer)
         self.rows.append(row)
         log.info("diagnostic script line %d (%s) at %.3f s: %s -> %s", row.line, row.step, row.sent_s,

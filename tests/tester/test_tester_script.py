@@ -11,7 +11,7 @@ import pytest
 from ecu_sim.calibration.files import write_image
 from ecu_sim.errors import ConfigError
 from ecu_sim.nodes.calibrated import builtin_image
-from ecu_sim.tester.script import STEPS, Download, load_script
+from ecu_sim.tester.script import STEPS, ImageDownload, load_script
 from tests.helpers.powertrainrig import settings
 
 
@@ -91,7 +91,7 @@ def test_a_download_reads_its_image_beside_the_script(tmp_path: Path) -> None:
     image = builtin_image("engine", settings()).changed({"road_speed_limit_kph": 60.0}, "SLOW-60")
     write_image(image, tmp_path / "slow.s19")
     (step,) = load_script(script(tmp_path, "1 0x00 download slow.s19"))
-    assert step.arguments == Download(str(tmp_path / "slow.s19"), 0x80000, image.data)
+    assert step.arguments == ImageDownload(str(tmp_path / "slow.s19"), 0x80000, image.data)
 
 
 def test_a_download_of_a_file_that_is_no_image_names_the_line_and_the_file(tmp_path: Path) -> None:

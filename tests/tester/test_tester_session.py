@@ -8,8 +8,8 @@ from pathlib import Path
 from ecu_sim.calibration.files import write_image
 from ecu_sim.calibration.layout import AREA_SIZE, AREA_START
 from ecu_sim.nodes.calibrated import builtin_image
-from ecu_sim.tester.script import Download, Step, load_script
-from ecu_sim.tester.session import Row, ScriptedSession, requests
+from ecu_sim.tester.script import ImageDownload, ScriptStep, load_script
+from ecu_sim.tester.session import ScriptedSession, StepRecord, requests
 from ecu_sim.uds.security import default_key
 from tests.helpers.powertrainrig import settings
 from tests.helpers.udsbench import PERIOD, BenchNode, ContractMemory, endpoint
@@ -19,7 +19,7 @@ REFLASH = ("0.1 0x00 session extended", "0.2 0x00 session programming", "0.3 0x0
            "0.4 0x00 erase", "0.5 0x00 download slow.s19")
 
 
-def held(folder: Path, *lines: str, seconds: float = 3.0) -> tuple[list[Row], ContractMemory]:
+def held(folder: Path, *lines: str, seconds: float = 3.0) -> tuple[list[StepRecord], ContractMemory]:
     """The script of ``lines`` against a standing node with memory; its rows and the memory."""
     write_image(SLOW, folder / "slow.s19")
     (folder / "s.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -62,8 +62,8 @@ def test_a_download_refused_sends_no_data(tmp_path: Path) -> None:
 
 
 def test_a_download_goes_in_blocks_as_long_as_the_node_grants_counting_from_one() -> None:
-    image = Download("x.s19", 0x80000, bytes(range(250)))
-    sent = requests(Step(1, 0.0, 0x00, "download", image, "0x00 download x.s19"), default_key)
+    image = ImageDownload("x.s19", 0x80000, bytes(range(250)))
+    sent = requests(ScriptStep(1, 0.0, 0x00, "download", image, "0x00 download x.s19"), default_key)
     first = next(sent)
     blocks = [sent.send(bytes.fromhex("74200066"))]  # 0x66: 102 bytes a request, 100 of them data
     while blocks[-1][0] == 0x36:
