@@ -136,10 +136,10 @@ def test_a_campaign_case_holds_the_script_its_settings_name(tmp_path: Path) -> N
     from ecu_sim.campaign import matrix, spec
     from ecu_sim.campaign.case import run_case
 
-    script = write(tmp_path, "session.txt", "0.5 0x00 read F186", "1.0 0x00 session extended")
-    path = tmp_path / "c.toml"
+    write(tmp_path, "session.txt", "0.5 0x00 read F186", "1.0 0x00 session extended")
+    path = tmp_path / "c.toml"  # the script beside it, named as a relative path
     path.write_text(f'[base]\nrun.duration_s = 3\nprofile.name = "j1939"\n[[case]]\n'
-                    f'diagnostics.script = "{script}"\ndiagnostics.answers = "{tmp_path / "a.csv"}"\n',
+                    f'diagnostics.script = "session.txt"\ndiagnostics.answers = "{tmp_path / "a.csv"}"\n',
                     encoding="utf-8")
     (case,) = matrix.expand(spec.load(path))
     assert run_case(case)["status"] == "ok"
