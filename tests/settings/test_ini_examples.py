@@ -15,15 +15,21 @@ from pathlib import Path
 
 import pytest
 
+from ecu_sim.calibration.files import write_image
+from ecu_sim.calibration.layout import NODE_KINDS
 from ecu_sim.faults.spec import FaultSchedule
+from ecu_sim.nodes.calibrated import builtin_image
 from ecu_sim.runs.prepare import prepare
 from ecu_sim.settings import load as config
 from ecu_sim.settings import sources
+from ecu_sim.settings.model import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 _FENCE = re.compile(r"^```ini[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
-#: keys naming a file a run reads; an example points at the user's file, which this machine lacks
-_FILE_KEYS = {"dbc": "profile", "grade_file": "run", "scenario": "faults"}
+#: keys naming a file a run reads (section, key); an example points at the user's file, which this
+#: machine lacks
+_FILE_KEYS = {("profile", "dbc"), ("run", "grade_file"), ("faults", "scenario"),
+              *(("calibration", kind) for kind in NODE_KINDS)}
 
 
 def _documents() -> list[Path]:
@@ -49,9 +55,13 @@ def test_the_configuration_page_has_an_ini_example_to_check() -> None:
     assert any(name.startswith("docs/configuration.md:") for name, _ in EXAMPLES)
 
 
-def _stand_in(key: str, tmp_path: Path) -> Path:
-    """A real file of the kind ``key`` names: the built-in amp DBC, a flat route, an empty scenario."""
-    if key == "dbc":
+def _stand_in(section: str, key: str, named: Path, tmp_path: Path) -> Path:
+    """A real file of the kind ``key`` names: the built-in amp DBC, a flat route, an empty scenario,
+    the node's built-in calibration in the format the name says."""
+    if section == "calibration":
+        path = tmp_path / named.name
+        write_image(builtin_image(key, Settings()), path)
+    elif key == "dbc":
         path = tmp_path / "example.dbc"
         shutil.copy(REPO / "dbc" / "amp.dbc", path)
     elif key == "grade_file":
@@ -76,9 +86,9 @@ def _with_stand_ins(text: str, tmp_path: Path) -> str:
         if header is not None:
             section = header["name"]
         item = re.match(r"^(?P<key>\w+)(?P<sep>\s*=\s*)(?P<path>/[^\s;#]+)(?P<rest>.*)$", line)
-        if (item is not None and _FILE_KEYS.get(item["key"]) == section
+        if (item is not None and (section, item["key"]) in _FILE_KEYS
                 and not Path(item["path"]).exists()):
-            stand_in = _stand_in(item["key"], tmp_path)
+            stand_in = _stand_in(section, item["key"], Path(item["path"]), tmp_path)
             line = f"{item['key']}{item['sep']}{stand_in}{item['rest']}"
         lines.append(line)
     return "\n".join(lines) + "\n"
