@@ -126,7 +126,7 @@ def test_an_erase_stops_the_application_boot_mode() -> None:
     node = Node()
     node.unlock()
     node.unlock(0x02)
-    node.ask(0x31, 0x01, 0xFF, 0x00)
+    assert node.ask(0x31, 0x01, 0xFF, 0x00) == b"\x7f\x31\x78"
     node.wait(1.0)
     assert node.application.boot and node.side.boot and node.restarts == 1
 
@@ -167,13 +167,18 @@ def test_a_kept_programmed_image_wins_over_the_start_image(tmp_path: Path) -> No
     assert again.application.image == SLOW and again.read(0xF182) == b"SLOW-60"
 
 
-def test_a_node_killed_after_the_erase_starts_in_boot_mode_with_its_last_valid_image(tmp_path: Path) -> None:
+def boot_node(tmp_path: Path) -> Node:
+    """A node started again after its last run ended right after an erase."""
     first = Node(tmp_path)
     first.unlock()
     first.unlock(0x02)
     first.ask(0x31, 0x01, 0xFF, 0x00)
     first.wait(1.0)
-    again = Node(tmp_path)
+    return Node(tmp_path)
+
+
+def test_a_node_killed_after_the_erase_starts_in_boot_mode_with_its_last_valid_image(tmp_path: Path) -> None:
+    again = boot_node(tmp_path)
     assert again.application.boot and again.application.image == START
 
 
@@ -203,15 +208,6 @@ def test_the_memory_is_kept_per_node_kind_and_address_under_the_state_directory(
     kept = memory_directory("/var/lib/ecu-sim", "engine", 0x0B)
     assert kept == Path("/var/lib/ecu-sim/calibration-engine-0b")
     assert memory_directory(None, "engine", 0x00) is None
-
-
-def boot_node(tmp_path: Path) -> Node:
-    first = Node(tmp_path)
-    first.unlock()
-    first.unlock(0x02)
-    first.ask(0x31, 0x01, 0xFF, 0x00)
-    first.wait(1.0)
-    return Node(tmp_path)
 
 
 def test_in_boot_mode_the_default_session_refuses_the_boot_loaders_other_services(tmp_path: Path) -> None:
