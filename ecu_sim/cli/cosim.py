@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC]) -> Node:
         assert setup is not None and attacks is not None
         return attacked.attacker(stack, open_bus, setup, settings, attacks)
-    script = diagnosed.script(settings, duration)
+
+    script = diagnosed.script(settings, duration)  # checked before the socket is bound, as attacks
 
     def tester(stack: ExitStack, open_bus: Callable[[], can.BusABC]) -> Node:
         assert script is not None

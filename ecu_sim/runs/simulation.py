@@ -138,7 +138,9 @@ class Simulation:
                 nodes.append(ConstantPedal(
                     pedal_port, Transmitter(pedal_port, app.frame_id, app.is_extended_id, frame),
                     app, driver.app_pct))
+
             def foreign_bus() -> can.BusABC:
+                """A bus of the run's link for a foreign party: the tester, the attacker."""
                 return direct.bus() if direct is not None else can.Bus(
                     interface="virtual", channel=channel, receive_own_messages=False)
             #: the scripted tester (``[diagnostics] script``), after the truck's nodes
