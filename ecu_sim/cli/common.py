@@ -208,6 +208,18 @@ def add_attack_options(parser: argparse.ArgumentParser) -> None:
                              "for `ecu-sim dataset`")
 
 
+def add_diag_script_options(parser: argparse.ArgumentParser) -> None:
+    """``--diag-script``, ``--diag-answers``: a scripted tester on the bus of a run in virtual time."""
+    group = parser.add_argument_group("a scripted diagnostic session (docs/diagnostics.md)")
+    add_option(group, "--diag-script", key="diagnostics.script", metavar="FILE",
+               help="a tester on the bus sends the UDS steps of FILE at their times, one line each: "
+                    "TIME NODE STEP [ARGUMENTS], e.g. '1.0 0x00 read F190'; its frames are inputs "
+                    "in --record's recording")
+    add_option(group, "--diag-answers", key="diagnostics.answers", metavar="FILE.csv",
+               help="write each request of the script and its answer to FILE.csv "
+                    "(line,step,sent_s,request,answer_s,answer)")
+
+
 def attack_setup(args: argparse.Namespace, mode: str) -> AttackSetup | None:
     """The attacks of ``add_attack_options``, None without any; ConfigError for a capture alone."""
     if args.capture is not None and not args.attack:

@@ -62,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="print what each double of a request and an answer means, and exit")
     group.add_argument("--fault", action="append", default=[], metavar="SPEC",
                        help="a fault in what the ECU sends, as for 'ecu-sim run' (repeatable)")
+    common.add_diag_script_options(parser)
     common.add_attack_options(parser)
 
 
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from ecu_sim.controls.planned import ByName
     from ecu_sim.cosim.server import CosimServer
     from ecu_sim.cosim.stepper import Stepper
-    from ecu_sim.runs import attacked
+    from ecu_sim.runs import attacked, diagnosed
     from ecu_sim.runs.prepare import load_vehicle_route, prepare
 
     settings, profile = prepare(common.settings(args))
@@ -103,6 +104,12 @@ def run(args: argparse.Namespace) -> int:
     def attacker(stack: ExitStack, open_bus: Callable[[], can.BusABC]) -> Node:
         assert setup is not None and attacks is not None
         return attacked.attacker(stack, open_bus, setup, settings, attacks)
+
+    script = diagnosed.script(settings, duration)  # checked before the socket is bound, as attacks
+
+    def tester(stack: ExitStack, open_bus: Callable[[], can.BusABC]) -> Node:
+        assert script is not None
+        return diagnosed.tester(stack, open_bus, settings, script)
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0][0]
         sock = socket.socket(family, socket.SOCK_DGRAM)
@@ -118,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
         return controls[0].observers()
 
     with sock, Stepper(settings, profile, load_vehicle_route(settings), schedule, watch,
-                        attacker=None if attacks is None else attacker) as stepper:
+                        attacker=None if attacks is None else attacker,
+                        tester=None if script is None else tester) as stepper:
         duration = settings.run.duration_s
         server = CosimServer(sock, stepper, args.peer_timeout,
                              None if duration is None else max(1, ticks_in(duration, stepper.period_s)),

@@ -5,6 +5,7 @@ Examples:
   ecu-sim simulate --duration 600 --set-speed 90 --out run.csv
   ecu-sim simulate --no-ccm --initial-speed 80 --grade 0      # coastdown
   ecu-sim simulate --app 40 --initial-speed 0                 # standing start, constant pedal
+  ecu-sim simulate --duration 60 --diag-script reflash.txt --diag-answers answers.csv
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state-hash", metavar="FILE",
                         help="write 'tick hash' of the ECU's full-precision state, one line per tick, "
                              "to compare machines bit for bit")
+    common.add_diag_script_options(parser)
     common.add_attack_options(parser)
     add_option(parser.add_argument_group("recording"), "--record", key="record.file", metavar="FILE",
                help="record the ECU's frames, received and sent, to FILE (.log, .asc, .blf with "
@@ -66,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     # much faster because frames are not deep-copied and queued under a lock (docs/performance.md).
     link: simulation.Link = "direct"
     bar = sys.stderr if progress.wanted(args.progress, sys.stderr) else None
-    paths = [p for p in (args.out, args.state_hash, args.capture, settings.record.file)
+    paths = [p for p in (args.out, args.state_hash, args.capture, settings.record.file,
+                         settings.diagnostics.answers)
              if p not in (None, "-")]
     try:
         with ExitStack() as files:

@@ -163,10 +163,11 @@ class Stepper:
     def __init__(self, settings: Settings, profile: Profile, route: GradeProfile | Terrain,
                  schedule: FaultSchedule | None = None,
                  watch: Callable[[Stepper], Sequence[TickObserver]] | None = None,
-                 attacker: NodeOnBus | None = None) -> None:
+                 attacker: NodeOnBus | None = None, tester: NodeOnBus | None = None) -> None:
         """``route``: the testbed truck's grade profile or road, or the ``class6`` truck's road.
         ``watch(stepper)``: observers of its ticks, given once the ECU is built (a campaign's
-        key figures). ``attacker``: the attacker as the loop's last node."""
+        key figures). ``attacker``: the attacker as the loop's last node; ``tester``: a scripted
+        tester (ecu_sim.runs.diagnosed) before it."""
         self.settings = settings
         self.profile = profile
         self.contract: Contract = contract(profile, settings.vehicle.preset)
@@ -184,7 +185,7 @@ class Stepper:
             built = build_node(NodeKind.ECU, ecu_port, profile, settings, route=self.road,
                                schedule=schedule, new_frame=new_frame)
             node = ecu_of(built)
-            last = [] if attacker is None else [attacker(self._stack, link.bus)]
+            last = [party(self._stack, link.bus) for party in (tester, attacker) if party is not None]
             self._stack = self._stack.pop_all()
         self.ecu = node
         #: the fault injector in front of the ECU's transmitter, when there are faults

@@ -11,6 +11,9 @@ bit-for-bit repeatable. Two buses can carry the frames, and both give bit-identi
 - ``link="direct"`` (``ecu-sim simulate``): :mod:`ecu_sim.bus.inprocess`, a segment that hands
   frames over by reference, and so much faster (docs/performance.md).
 
+A scripted tester (``[diagnostics] script``, ecu_sim.runs.diagnosed) is a node after the driver,
+so its requests reach the ECU as received frames, inputs of a recording like an attacker's.
+
 ``--record`` (``[record] file``) records the ECU's port as a real run does, in simulated time;
 under attack each frame it received is labelled in the recording (ecu_sim.runs.recording).
 
@@ -48,7 +51,7 @@ from ecu_sim.nodes.ccm import Ccm
 from ecu_sim.nodes.ecu import Ecu
 from ecu_sim.nodes.factory import NodeKind, build_node, ccm_of, ecu_of
 from ecu_sim.nodes.pedal import ConstantPedal
-from ecu_sim.runs import attacked, recording, viewers
+from ecu_sim.runs import attacked, diagnosed, recording, viewers
 from ecu_sim.runs.attacked import AttackSetup
 from ecu_sim.runs.prepare import command_timing, cycle_s, load_ccm_road, load_vehicle_route, prepare
 from ecu_sim.runs.progress import Progress
@@ -57,6 +60,7 @@ from ecu_sim.runtime.loop import LoopStats, Node, TickLoop, TickObserver
 from ecu_sim.runtime.slower import EveryKTicks, every_base_ticks
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.model import POWERTRAIN, Settings
+from ecu_sim.tester.node import TesterNode
 
 #: how long a simulation runs when the settings give no duration
 DEFAULT_DURATION_S = 3600.0
@@ -100,6 +104,7 @@ class Simulation:
         if profile is None:
             settings, profile = prepare(settings)
         schedule = fault_schedule(settings, profile)
+        script = diagnosed.script(settings, _duration_s(settings))
         clock = VirtualClock()
         channel = f"ecu-sim-{os.getpid()}-{next(_channels)}"
         direct = InProcessLink(clock, channel) if link == "direct" else None
@@ -134,18 +139,25 @@ class Simulation:
                 nodes.append(ConstantPedal(
                     pedal_port, Transmitter(pedal_port, app.frame_id, app.is_extended_id, frame),
                     app, driver.app_pct))
+
+            def foreign_bus() -> can.BusABC:
+                """A bus of the run's link for a foreign party: the tester, the attacker."""
+                return direct.bus() if direct is not None else can.Bus(
+                    interface="virtual", channel=channel, receive_own_messages=False)
+            #: the scripted tester (``[diagnostics] script``), after the truck's nodes
+            self.tester: TesterNode | None = None
+            if script is not None:
+                self.tester = diagnosed.tester(self._stack, foreign_bus, settings, script)
+                nodes.append(self.tester)
             self.attacker: AttackerNode | None = None
             if attack is not None:
-                def attacker_bus() -> can.BusABC:
-                    return direct.bus() if direct is not None else can.Bus(
-                        interface="virtual", channel=channel, receive_own_messages=False)
                 attacks = attacked.plan(attack, settings, profile, _duration_s(settings))
                 # labels need the in-process link, which hands the ECU the attacker's messages
                 labelled = settings.record.file is not None
                 if labelled and direct is None:
                     raise ConfigError("a recording of an attacked run is labelled on the in-process "
                                       "link only; simulate uses it")
-                self.attacker = attacked.attacker(self._stack, attacker_bus, attack, settings, attacks,
+                self.attacker = attacked.attacker(self._stack, foreign_bus, attack, settings, attacks,
                                                   labels=labelled)
                 nodes.append(self.attacker)
             stats = LoopStats()

@@ -25,6 +25,11 @@ class DiagnosticsSettings:
     #: where each node's security state (seed counter, attempts, delay) is kept; None: in memory
     #: for the run. Under a systemd unit, its state directory
     state_dir: str | None = None
+    #: a diagnostic script a tester on the bus holds in ``simulate`` and ``cosim`` (docs/diagnostics.md);
+    #: None: no tester
+    script: str | None = None
+    #: where that tester writes what each request was answered (CSV); None: the log only
+    answers: str | None = None
 
     def problems(self) -> list[str]:
         found = []
@@ -35,4 +40,6 @@ class DiagnosticsSettings:
             found.append(f"attempts must be 0..255 (got {self.attempts})")
         if not (math.isfinite(self.delay_s) and 0.0 <= self.delay_s <= 86400.0):
             found.append(f"delay_s must be within 0..86400 s (got {self.delay_s})")
+        if self.answers is not None and self.script is None:
+            found.append("answers is where a diagnostic script's answers go: give script too")
         return found

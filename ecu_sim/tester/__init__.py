@@ -1,0 +1,1 @@
+"""A tester on the loop's ticks: UDS requests over ISO-TP, and a script of them at times."""
