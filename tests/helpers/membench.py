@@ -16,10 +16,12 @@ from pathlib import Path
 from ecu_sim.calibration.image import Image
 from ecu_sim.calibration.layout import HEADER_SIZE
 from ecu_sim.calibration.memory import ProgrammableMemory
-from ecu_sim.j1939.frames import Received
-from ecu_sim.j1939.ids import make_id
+from ecu_sim.j1939 import layouts
+from ecu_sim.j1939.frames import TP_DT_PGN, Pdu, Received, arbitration_id
+from ecu_sim.j1939.ids import make_id, pgn_of
 from ecu_sim.j1939.name import Name
 from ecu_sim.j1939.network import J1939Network, NetworkConfig
+from ecu_sim.j1939.transport import CTS, EOMA, RTS, cm, dt, packet_count, packets
 from ecu_sim.memory_access.keys import MemoryKeys, key_of
 from ecu_sim.memory_access.messages import DM14_PGN, DM16_PGN, Dm14, encode_dm14
 from ecu_sim.memory_access.server import MemoryAccessServer
@@ -112,6 +114,30 @@ class MemBench:
     def dm16(self, payload: bytes, tool: int = TOOL) -> list[tuple[int, bytes]]:
         self.send(make_id(DM16_PGN, tool, NODE, 6), payload)
         return self.run()
+
+    def tool_frame(self, pdu: Pdu, tool: int = TOOL) -> None:
+        self.send(arbitration_id(pdu, tool), pdu.data)
+
+    def send_long(self, pgn: int, payload: bytes, tool: int = TOOL) -> list[tuple[int, bytes]]:
+        """A message over eight bytes from the tool by RTS/CTS: the RTS, then every packet once the
+        node's CTS came; what the node sent meanwhile and in the two ticks after."""
+        self.tool_frame(cm({"ControlByte": RTS, "RTS_TotalSize": len(payload), "RTS_MaxPackets": 255,
+                            "RTS_TotalPackets": packet_count(len(payload)), "RTS_PGN": pgn}, NODE), tool)
+        sent = self.run()
+        for sequence, chunk in enumerate(packets(payload), start=1):
+            self.tool_frame(dt(sequence, chunk, NODE), tool)
+        return sent + self.run(2)
+
+    def take_long(self, rts: bytes, tool: int = TOOL) -> bytes:
+        """The message the node's RTS announced, fetched with one CTS and acknowledged."""
+        values = layouts.decode(layouts.TP_CM, rts)
+        size, total, pgn = values["RTS_TotalSize"], values["RTS_TotalPackets"], values["RTS_PGN"]
+        self.tool_frame(cm({"ControlByte": CTS, "CTS_Packets": total, "CTS_NextSequence": 1,
+                            "CTS_PGN": pgn}, NODE), tool)
+        chunks = [data[1:8] for can_id, data in self.run() if pgn_of(can_id) == TP_DT_PGN]
+        self.tool_frame(cm({"ControlByte": EOMA, "EOMA_TotalSize": size, "EOMA_TotalPackets": total,
+                            "EOMA_PGN": pgn}, NODE), tool)
+        return b"".join(chunks)[:size]
 
     def key(self, seed: int, level: int = 7) -> int:
         return key_of(self.algorithm, seed, level)
