@@ -92,6 +92,18 @@ class J1939Tool:
         self._listen(wait_s, answered)
         return found[0] if found else None
 
+    def exchange(self, pdu: Pdu | None, wait_s: float, done: Callable[[list[Received]], bool]) -> bool:
+        """Send ``pdu`` through the tool's layer (by the transport protocol when long), then listen
+        until ``done`` says so with all that was heard, or ``wait_s`` passed (False); what was heard
+        stays until :meth:`forget`."""
+        if pdu is not None:
+            self._network.send(pdu)
+        self._listen(wait_s, lambda: done(self._heard))
+        return done(self._heard)
+
+    def forget(self) -> None:
+        self._heard.clear()
+
     def _send(self, pdu: Pdu) -> None:
         self._bus.send(can.Message(arbitration_id=arbitration_id(pdu, self._address), data=pdu.data,
                                    is_extended_id=True))
