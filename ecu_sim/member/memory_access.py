@@ -19,6 +19,7 @@ from collections.abc import Callable
 from ecu_sim.calibration.memory import ProgrammableMemory
 from ecu_sim.j1939.frames import Received
 from ecu_sim.j1939.network import J1939Network
+from ecu_sim.member.diagnostics import NodeSide
 from ecu_sim.memory_access.keys import MemoryKeys
 from ecu_sim.memory_access.server import MemoryAccessServer
 from ecu_sim.runtime.ticks import ticks_in
@@ -43,8 +44,9 @@ class MemorySide:
         self._apply()
 
 
-class MemoryAccessHook:
-    """Hands the layer's whole messages to the server once there is one (the layer is built first)."""
+class MemoryAccessSlot:
+    """Where a node's server goes: the layer is built first (the server sends through it) and
+    hands each message its transport brought whole to the slot, which passes it on."""
 
     def __init__(self) -> None:
         self.server: MemoryAccessServer | None = None
@@ -52,6 +54,15 @@ class MemoryAccessHook:
     def heard(self, message: Received) -> None:
         if self.server is not None:
             self.server.take(message)
+
+    def fill(self, kind: str, address: int, settings: DiagnosticsSettings, period_s: float,
+             side: NodeSide, network: J1939Network) -> None:
+        """The server of a node with a programmable memory (none without one); ValueError as
+        :func:`build_memory_access`."""
+        memory = side.memory
+        if memory is not None:
+            self.server = build_memory_access(kind, address, settings, period_s, memory,
+                                              MemorySide(side.speed_kph, side.apply), network)
 
 
 def build_memory_access(kind: str, address: int, settings: DiagnosticsSettings, period_s: float,

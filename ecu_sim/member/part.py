@@ -16,7 +16,8 @@ port. The DTCs a node can set:
 Beside the layer the part holds the node's UDS server on ISO-TP (:mod:`ecu_sim.member.diagnostics`,
 ``[diagnostics]``): it takes the frames addressed to the node on PGN 0xDA00 and 0xDB00 and sends
 its answers at the part's tick. With no tester it has nothing due, so the part's ticks are
-skipped as before.
+skipped as before. Its J1939-73 memory access (:mod:`ecu_sim.member.memory_access`) takes the
+DM14s and DM16s addressed to the node and sends through the layer.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from ecu_sim.j1939.network import J1939Network, NetworkConfig
 from ecu_sim.member.application import APPLICATION_NOT_VALID, Application, Calibrated, build_application
 from ecu_sim.member.diagnostics import NodeSide, build_endpoint, identification_dids
 from ecu_sim.member.environment import NodeEnvironment
+from ecu_sim.member.memory_access import MemoryAccessSlot
+from ecu_sim.memory_access.server import MemoryAccessServer
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from ecu_sim.settings.model import J1939Settings
@@ -72,8 +75,11 @@ class NetworkPart:
     def __init__(self, network: J1939Network, port: Port, new_frame: FrameFactory, input_spn: int,
                  dtc_windows: list[tuple[Dtc, int, int | None]],
                  diagnostics: tuple[DiagnosticEndpoint, NodeSide] | None = None,
-                 application: Application | None = None) -> None:
+                 application: Application | None = None,
+                 memory_access: MemoryAccessServer | None = None) -> None:
         self.network = network
+        #: the node's J1939-73 memory access (None: no memory, or ``[diagnostics] enabled = no``)
+        self.memory_access = memory_access
         #: the node's calibration memory and the image its application runs (None: it has none)
         self.application = application
         #: the node's UDS server and what the node lends it (None: ``[diagnostics] enabled = no``)
@@ -113,7 +119,8 @@ class NetworkPart:
         if not msg.is_extended_id:
             return False
         taken = self.network.receive(msg.arbitration_id, msg.data) or (
-            self.diagnostics is not None and self.diagnostics.receive(msg.arbitration_id, msg.data))
+            self.diagnostics is not None and self.diagnostics.receive(msg.arbitration_id, msg.data)) or (
+            self.memory_access is not None and self.memory_access.receive(msg.arbitration_id, msg.data))
         if taken:
             self.due_from = 0
         return taken
@@ -170,6 +177,9 @@ class NetworkPart:
                 log.warning("another node sends under our J1939 address 0x%02X: an address "
                             "conflict (J1939-81); Address Claimed sent again", self.network.address)
         send, new_frame = self._port.send, self._new_frame
+        if self.memory_access is not None:
+            for pdu in self.memory_access.tick(tick):  # they go with the layer's frames of this tick
+                self.network.send(pdu)
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
         if self.diagnostics is not None:
@@ -192,6 +202,8 @@ class NetworkPart:
                  if edge is not None and edge > tick]
         if self.diagnostics is not None:
             edges.append(self.diagnostics.next_due(tick))
+        if self.memory_access is not None:
+            edges.append(self.memory_access.next_due(tick))
         return min([self.network.quiet_until, *edges])
 
 
@@ -300,7 +312,8 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
     config = NetworkConfig(name, address, bool(claim), identification)
     if application is not None:
         requestable = {**requestable, DM19_PGN: lambda: dm19((application.reported,))}
-    network = J1939Network(config, env.period_s, requestable)
+    slot = MemoryAccessSlot()
+    network = J1939Network(config, env.period_s, requestable, on_message=slot.heard)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
     served = None
@@ -315,9 +328,11 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
                         lambda: part.speed_kph, application, applied)
         try:
             served = (build_endpoint(kind, address, diagnostics, env.period_s, side), side)
+            slot.fill(kind, address, diagnostics, env.period_s, side, network)
         except ValueError as exc:
             raise ConfigError(f"[diagnostics] {exc}") from None
-    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served, application)
+    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served, application,
+                       slot.server)
     return part
 
 
