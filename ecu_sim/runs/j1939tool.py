@@ -98,8 +98,14 @@ class J1939Tool:
         stays until :meth:`forget`."""
         if pdu is not None:
             self._network.send(pdu)
+            self._tick_layer()  # out now, however soon ``done`` is satisfied
         self._listen(wait_s, lambda: done(self._heard))
         return done(self._heard)
+
+    def _tick_layer(self) -> None:
+        for can_id, data in self._network.tick(self._tick, set()):
+            self._bus.send(can.Message(arbitration_id=can_id, data=data, is_extended_id=True))
+        self._tick += 1
 
     def forget(self) -> None:
         self._heard.clear()
@@ -116,9 +122,7 @@ class J1939Tool:
             if now >= end:
                 return
             if now >= next_tick:
-                for can_id, data in self._network.tick(self._tick, set()):
-                    self._bus.send(can.Message(arbitration_id=can_id, data=data, is_extended_id=True))
-                self._tick += 1
+                self._tick_layer()
                 next_tick += TOOL_PERIOD_S
             msg = self._bus.recv(max(0.0, min(next_tick, end) - self._monotonic()))
             if msg is None or not msg.is_extended_id or msg.is_error_frame:
