@@ -45,15 +45,13 @@ class MemorySide:
 
 
 class MemoryAccessSlot:
-    """Where a node's server goes: the layer is built first (the server sends through it) and
-    hands each message its transport brought whole to the slot, which passes it on."""
+    """A node's memory access as its part sees it: empty (no memory, ``[diagnostics] enabled =
+    no``) or holding the server. The layer is built first (the server sends through it) and hands
+    each message its transport brought whole to the slot, which passes it on."""
 
     def __init__(self) -> None:
         self.server: MemoryAccessServer | None = None
-
-    def heard(self, message: Received) -> None:
-        if self.server is not None:
-            self.server.take(message)
+        self._network: J1939Network | None = None
 
     def fill(self, kind: str, address: int, settings: DiagnosticsSettings, period_s: float,
              side: NodeSide, network: J1939Network) -> None:
@@ -63,6 +61,23 @@ class MemoryAccessSlot:
         if memory is not None:
             self.server = build_memory_access(kind, address, settings, period_s, memory,
                                               MemorySide(side.speed_kph, side.apply), network)
+            self._network = network
+
+    def heard(self, message: Received) -> None:
+        if self.server is not None:
+            self.server.take(message)
+
+    def receive(self, can_id: int, data: bytes | bytearray) -> bool:
+        return self.server is not None and self.server.receive(can_id, data)
+
+    def tick(self, tick: int) -> None:
+        """The server's tick; what it sends goes to the layer, out at the layer's tick."""
+        if self.server is not None and self._network is not None:
+            for pdu in self.server.tick(tick):
+                self._network.send(pdu)
+
+    def next_due(self, tick: int) -> int:
+        return self.server.next_due(tick) if self.server is not None else 1 << 62
 
 
 def build_memory_access(kind: str, address: int, settings: DiagnosticsSettings, period_s: float,

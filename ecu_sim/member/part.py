@@ -16,8 +16,7 @@ port. The DTCs a node can set:
 Beside the layer the part holds the node's UDS server on ISO-TP (:mod:`ecu_sim.member.diagnostics`,
 ``[diagnostics]``): it takes the frames addressed to the node on PGN 0xDA00 and 0xDB00 and sends
 its answers at the part's tick. With no tester it has nothing due, so the part's ticks are
-skipped as before. Its J1939-73 memory access (:mod:`ecu_sim.member.memory_access`) takes the
-DM14s and DM16s addressed to the node and sends through the layer.
+skipped as before.
 """
 
 from __future__ import annotations
@@ -49,7 +48,6 @@ from ecu_sim.member.application import APPLICATION_NOT_VALID, Application, Calib
 from ecu_sim.member.diagnostics import NodeSide, build_endpoint, identification_dids
 from ecu_sim.member.environment import NodeEnvironment
 from ecu_sim.member.memory_access import MemoryAccessSlot
-from ecu_sim.memory_access.server import MemoryAccessServer
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from ecu_sim.settings.model import J1939Settings
@@ -75,11 +73,9 @@ class NetworkPart:
     def __init__(self, network: J1939Network, port: Port, new_frame: FrameFactory, input_spn: int,
                  dtc_windows: list[tuple[Dtc, int, int | None]],
                  diagnostics: tuple[DiagnosticEndpoint, NodeSide] | None = None,
-                 application: Application | None = None,
-                 memory_access: MemoryAccessServer | None = None) -> None:
+                 application: Application | None = None, access: MemoryAccessSlot | None = None) -> None:
         self.network = network
-        #: the node's J1939-73 memory access (None: no memory, or ``[diagnostics] enabled = no``)
-        self.memory_access = memory_access
+        self.memory_access = access or MemoryAccessSlot()  # J1939-73's, empty without a memory
         #: the node's calibration memory and the image its application runs (None: it has none)
         self.application = application
         #: the node's UDS server and what the node lends it (None: ``[diagnostics] enabled = no``)
@@ -119,8 +115,8 @@ class NetworkPart:
         if not msg.is_extended_id:
             return False
         taken = self.network.receive(msg.arbitration_id, msg.data) or (
-            self.diagnostics is not None and self.diagnostics.receive(msg.arbitration_id, msg.data)) or (
-            self.memory_access is not None and self.memory_access.receive(msg.arbitration_id, msg.data))
+            self.diagnostics is not None and self.diagnostics.receive(msg.arbitration_id, msg.data)) or \
+            self.memory_access.receive(msg.arbitration_id, msg.data)
         if taken:
             self.due_from = 0
         return taken
@@ -177,9 +173,7 @@ class NetworkPart:
                 log.warning("another node sends under our J1939 address 0x%02X: an address "
                             "conflict (J1939-81); Address Claimed sent again", self.network.address)
         send, new_frame = self._port.send, self._new_frame
-        if self.memory_access is not None:
-            for pdu in self.memory_access.tick(tick):  # they go with the layer's frames of this tick
-                self.network.send(pdu)
+        self.memory_access.tick(tick)  # its frames go with the layer's of this tick
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
         if self.diagnostics is not None:
@@ -202,11 +196,7 @@ class NetworkPart:
                  if edge is not None and edge > tick]
         if self.diagnostics is not None:
             edges.append(self.diagnostics.next_due(tick))
-        if self.memory_access is not None:
-            edges.append(self.memory_access.next_due(tick))
-        return min([self.network.quiet_until, *edges])
-
-
+        return min([self.network.quiet_until, self.memory_access.next_due(tick), *edges])
 
     def switch_dtc(self, dtc: Dtc, on: bool, tick: int) -> bool:
         """A ``dtc`` fault turned on or off from ``tick`` on while the node runs (``--web``): a
@@ -331,8 +321,7 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
             slot.fill(kind, address, diagnostics, env.period_s, side, network)
         except ValueError as exc:
             raise ConfigError(f"[diagnostics] {exc}") from None
-    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served, application,
-                       slot.server)
+    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served, application, slot)
     return part
 
 
