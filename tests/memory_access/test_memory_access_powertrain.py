@@ -3,6 +3,7 @@ write of the engine's road speed limit governs the truck after "operation comple
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
 
@@ -19,6 +20,7 @@ from tests.powertrain.test_powertrain_reflash import drive, standing
 
 NODES = (0x00, 0x03, 0x0B, 0x0F)
 LIMIT_KPH = 30.0
+EEC1_PGN = 61444
 
 
 def read_request(node: int) -> can.Message:
@@ -36,12 +38,7 @@ def test_every_node_of_the_powertrain_answers_a_dm14_with_a_seed_on_its_own_addr
 
 
 def test_a_dm14_write_of_the_engines_limit_governs_the_truck_after_operation_completed() -> None:
-    image = bytearray(builtin_image("engine", settings()).data)
-    image[HEADER_SIZE:HEADER_SIZE + 8] = struct.pack("<d", LIMIT_KPH)
-    image[-INTEGRITY_SIZE:] = struct.pack("<I", zlib.adler32(bytes(image[:-INTEGRITY_SIZE])))
-    integrity = len(image) - INTEGRITY_SIZE - HEADER_SIZE
-    tool = Dm14Tool(0x00, spatial_writes(0, bytes(image[HEADER_SIZE:HEADER_SIZE + 8]))
-                    + spatial_writes(integrity, bytes(image[-INTEGRITY_SIZE:])), start=100)
+    tool = limit_write(start=100)
     # drive() takes any script with ``done`` and ``controller``, as the UDS flasher has them
     done, speeds = drive(standing(), tool, 6000,  # type: ignore[arg-type]
                          extra=lambda k: [global_request(DM19_PGN)] if k == 5800 else [])
@@ -49,7 +46,7 @@ def test_a_dm14_write_of_the_engines_limit_governs_the_truck_after_operation_com
     assert max(speeds) <= LIMIT_KPH and max(speeds) > LIMIT_KPH - 3.0
     got = dict(reassembled([h.msg for h in done.controller.heard if h.tick >= 5800], 0x00, BAM))
     (cvn, _), = parse_dm19(got[DM19_PGN])
-    assert cvn == zlib.crc32(bytes(image))
+    assert cvn == zlib.crc32(written_image())
 
 
 def test_a_dm14_write_while_the_truck_moves_is_refused_with_0x1007() -> None:
@@ -57,3 +54,35 @@ def test_a_dm14_write_while_the_truck_moves_is_refused_with_0x1007() -> None:
     drive(settings(initial_speed=60.0), tool, 200)  # type: ignore[arg-type]
     assert tool.refused is not None
     assert tool.refused[:3] == (Status.OPERATION_FAILED, 0, Error.VEHICLE_MOVING)
+
+
+def written_image() -> bytes:
+    """The engine's built-in image with the lower limit and its integrity field."""
+    image = bytearray(builtin_image("engine", settings()).data)
+    image[HEADER_SIZE:HEADER_SIZE + 8] = struct.pack("<d", LIMIT_KPH)
+    image[-INTEGRITY_SIZE:] = struct.pack("<I", zlib.adler32(bytes(image[:-INTEGRITY_SIZE])))
+    return bytes(image)
+
+
+def limit_write(start: int) -> Dm14Tool:
+    """The limit's eight bytes (one frame carries seven) and then the integrity field."""
+    image = written_image()
+    integrity = len(image) - INTEGRITY_SIZE - HEADER_SIZE
+    return Dm14Tool(0x00, spatial_writes(0, image[HEADER_SIZE:HEADER_SIZE + 8])
+                    + spatial_writes(integrity, image[-INTEGRITY_SIZE:]), start=start)
+
+
+def test_the_engines_eec1_keeps_its_period_throughout_a_memory_access_session() -> None:
+    tool = limit_write(start=50)
+    done, _ = drive(standing(), tool, 300)  # type: ignore[arg-type]
+    assert tool.done
+    ticks = [h.tick for h in done.controller.from_address(0x00, EEC1_PGN) if 50 <= h.tick <= 250]
+    assert ticks and max(b - a for a, b in itertools.pairwise(ticks)) == 2
+
+
+def test_the_same_memory_access_session_gives_the_same_bytes_twice() -> None:
+    runs = []
+    for _ in range(2):
+        done, _ = drive(standing(), limit_write(start=50), 300)  # type: ignore[arg-type]
+        runs.append([(h.tick, h.msg.arbitration_id, bytes(h.msg.data)) for h in done.controller.heard])
+    assert runs[0] == runs[1]
