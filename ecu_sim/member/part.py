@@ -302,8 +302,7 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
     config = NetworkConfig(name, address, bool(claim), identification)
     if application is not None:
         requestable = {**requestable, DM19_PGN: lambda: dm19((application.reported,))}
-    slot = MemoryAccessSlot()
-    network = J1939Network(config, env.period_s, requestable, on_message=slot.heard)
+    network = J1939Network(config, env.period_s, requestable, on_message=(slot := MemoryAccessSlot()).heard)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
     served = None
