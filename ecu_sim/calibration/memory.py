@@ -109,6 +109,12 @@ class ProgrammableMemory:
         self._staging[offset:offset + len(data)] = data
         self._keep(_STAGING, bytes(self._staging))
 
+    def stage_active(self) -> None:
+        """The staging bank becomes a copy of the active image (kept), so a write of a few bytes
+        stages a whole image: the rest of it is the image the node runs."""
+        self._staging[:] = self._active.data
+        self._keep(_STAGING, bytes(self._staging))
+
     def check(self) -> str | None:
         """None if the staged image is a valid image for this node, else the reason in one line."""
         problem = image_problem(bytes(self._staging), self.kind)

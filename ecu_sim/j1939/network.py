@@ -135,6 +135,16 @@ class J1939Network:
         self._answer(pgn, payload, GLOBAL_ADDRESS, own=True)
         self.quiet_until = 0
 
+    def send(self, pdu: Pdu) -> None:
+        """A message of a service beside the layer (memory access) to its destination, at the
+        layer's next tick once the claim stands: one frame as it is, a longer one by the
+        transport protocol."""
+        if len(pdu.data) <= SINGLE_FRAME:
+            self._waiting.append(pdu)
+        else:
+            self.sender.send(pdu.pgn, pdu.data, pdu.destination)
+        self.quiet_until = 0
+
     def sent_beside(self, frames: list[tuple[int, bytes]]) -> None:
         """Frames the node sent from its address beside the layer (its UDS answers): their echoes
         are the node's own, not another node's at its address."""

@@ -124,6 +124,10 @@ class TransportSender:
     def busy(self) -> bool:
         return bool(self.pending or self._bam or self._sessions)
 
+    def sending_to(self, destination: int) -> bool:
+        """Whether a message to ``destination`` waits or is under way in connection mode."""
+        return destination in self._sessions or destination in self.pending.addressed
+
     @property
     def sessions(self) -> int:
         """Connection-mode sessions open now."""

@@ -47,6 +47,7 @@ from ecu_sim.j1939.network import J1939Network, NetworkConfig
 from ecu_sim.member.application import APPLICATION_NOT_VALID, Application, Calibrated, build_application
 from ecu_sim.member.diagnostics import NodeSide, build_endpoint, identification_dids
 from ecu_sim.member.environment import NodeEnvironment
+from ecu_sim.member.memory_access import MemoryAccessSlot
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from ecu_sim.settings.model import J1939Settings
@@ -72,8 +73,9 @@ class NetworkPart:
     def __init__(self, network: J1939Network, port: Port, new_frame: FrameFactory, input_spn: int,
                  dtc_windows: list[tuple[Dtc, int, int | None]],
                  diagnostics: tuple[DiagnosticEndpoint, NodeSide] | None = None,
-                 application: Application | None = None) -> None:
+                 application: Application | None = None, access: MemoryAccessSlot | None = None) -> None:
         self.network = network
+        self.memory_access = access or MemoryAccessSlot()  # J1939-73's, empty without a memory
         #: the node's calibration memory and the image its application runs (None: it has none)
         self.application = application
         #: the node's UDS server and what the node lends it (None: ``[diagnostics] enabled = no``)
@@ -113,7 +115,8 @@ class NetworkPart:
         if not msg.is_extended_id:
             return False
         taken = self.network.receive(msg.arbitration_id, msg.data) or (
-            self.diagnostics is not None and self.diagnostics.receive(msg.arbitration_id, msg.data))
+            self.diagnostics is not None and self.diagnostics.receive(msg.arbitration_id, msg.data)) or \
+            self.memory_access.receive(msg.arbitration_id, msg.data)
         if taken:
             self.due_from = 0
         return taken
@@ -170,6 +173,7 @@ class NetworkPart:
                 log.warning("another node sends under our J1939 address 0x%02X: an address "
                             "conflict (J1939-81); Address Claimed sent again", self.network.address)
         send, new_frame = self._port.send, self._new_frame
+        self.memory_access.tick(tick)  # its frames go with the layer's of this tick
         for can_id, data in self.network.tick(tick, conditions):
             send(new_frame(can_id, data, True))
         if self.diagnostics is not None:
@@ -192,9 +196,7 @@ class NetworkPart:
                  if edge is not None and edge > tick]
         if self.diagnostics is not None:
             edges.append(self.diagnostics.next_due(tick))
-        return min([self.network.quiet_until, *edges])
-
-
+        return min([self.network.quiet_until, self.memory_access.next_due(tick), *edges])
 
     def switch_dtc(self, dtc: Dtc, on: bool, tick: int) -> bool:
         """A ``dtc`` fault turned on or off from ``tick`` on while the node runs (``--web``): a
@@ -300,7 +302,7 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
     config = NetworkConfig(name, address, bool(claim), identification)
     if application is not None:
         requestable = {**requestable, DM19_PGN: lambda: dm19((application.reported,))}
-    network = J1939Network(config, env.period_s, requestable)
+    network = J1939Network(config, env.period_s, requestable, on_message=(slot := MemoryAccessSlot()).heard)
     log.debug("%s: J1939 address 0x%02X, NAME %s, address claim %s", kind, address, name,
               "on" if claim else "off")
     served = None
@@ -315,9 +317,10 @@ def _part(kind: str, address: int, values: Mapping[str, Any], env: NodeEnvironme
                         lambda: part.speed_kph, application, applied)
         try:
             served = (build_endpoint(kind, address, diagnostics, env.period_s, side), side)
+            slot.fill(kind, address, diagnostics, env.period_s, side, network)
         except ValueError as exc:
             raise ConfigError(f"[diagnostics] {exc}") from None
-    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served, application)
+    part = NetworkPart(network, env.port, env.new_frame, input_spn, windows, served, application, slot)
     return part
 
 

@@ -92,6 +92,24 @@ class J1939Tool:
         self._listen(wait_s, answered)
         return found[0] if found else None
 
+    def exchange(self, pdu: Pdu | None, wait_s: float, done: Callable[[list[Received]], bool]) -> bool:
+        """Send ``pdu`` through the tool's layer (by the transport protocol when long), then listen
+        until ``done`` says so with all that was heard, or ``wait_s`` passed (False); what was heard
+        stays until :meth:`forget`."""
+        if pdu is not None:
+            self._network.send(pdu)
+            self._tick_layer()  # out now, however soon ``done`` is satisfied
+        self._listen(wait_s, lambda: done(self._heard))
+        return done(self._heard)
+
+    def _tick_layer(self) -> None:
+        for can_id, data in self._network.tick(self._tick, set()):
+            self._bus.send(can.Message(arbitration_id=can_id, data=data, is_extended_id=True))
+        self._tick += 1
+
+    def forget(self) -> None:
+        self._heard.clear()
+
     def _send(self, pdu: Pdu) -> None:
         self._bus.send(can.Message(arbitration_id=arbitration_id(pdu, self._address), data=pdu.data,
                                    is_extended_id=True))
@@ -104,9 +122,7 @@ class J1939Tool:
             if now >= end:
                 return
             if now >= next_tick:
-                for can_id, data in self._network.tick(self._tick, set()):
-                    self._bus.send(can.Message(arbitration_id=can_id, data=data, is_extended_id=True))
-                self._tick += 1
+                self._tick_layer()
                 next_tick += TOOL_PERIOD_S
             msg = self._bus.recv(max(0.0, min(next_tick, end) - self._monotonic()))
             if msg is None or not msg.is_extended_id or msg.is_error_frame:
