@@ -49,8 +49,7 @@ class ProgrammableMemory:
         self.kept = False
         #: why a kept active image was not run (another node kind's, damaged), None when none was refused
         self.kept_problem: str | None = None
-        if directory is not None:
-            directory.mkdir(parents=True, exist_ok=True)
+        if directory is not None and directory.is_dir():  # made at the first write: none before
             self._load(directory)
 
     def _load(self, directory: Path) -> None:
@@ -146,6 +145,7 @@ class ProgrammableMemory:
     def _keep(self, name: str, data: bytes) -> None:
         if self._directory is None:
             return
+        self._directory.mkdir(parents=True, exist_ok=True)
         target = self._directory / name
         temporary = target.with_name(f".{name}.tmp")
         with open(temporary, "wb") as file:

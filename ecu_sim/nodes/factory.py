@@ -186,8 +186,7 @@ def build_node(kind: NodeKind, port: Port, profile: Profile, settings: Settings,
     images = calibrated.node_images(calibrated.calibrated_kinds(kind.name, hosts_powertrain), settings)
     powertrain = build_powertrain(
         port, profile, settings, lambda running: calibrated.class6_model(settings, running),
-        lambda periodic, calibration: _engine_part(port, profile, settings, all_faults, new_frame, periodic,
-                                                   calibration),
+        lambda periodic, given: _engine_part(port, profile, settings, all_faults, new_frame, periodic, given),
         new_frame, images, lambda m, r: calibrated.restart_vehicle(node, m, r)) if hosts_powertrain else None
     engine = _engine_frames(port, profile, settings, new_frame) if class6 and powertrain is None else None
     network = (powertrain.engine if powertrain is not None else _network(

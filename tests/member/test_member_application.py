@@ -227,6 +227,11 @@ def test_a_kept_image_for_another_node_kind_is_not_run(tmp_path: Path,
     assert any("an image for the retarder, not for the engine" in r.getMessage() for r in caplog.records)
 
 
+def test_a_node_never_programmed_writes_nothing_into_its_state_directory(tmp_path: Path) -> None:
+    node = Node(tmp_path / "calibration-engine-00")
+    assert node.read(0xF182) == b"START" and not (tmp_path / "calibration-engine-00").exists()
+
+
 def test_the_memory_is_kept_per_node_kind_and_address_under_the_state_directory() -> None:
     kept = memory_directory("/var/lib/ecu-sim", "engine", 0x0B)
     assert kept == Path("/var/lib/ecu-sim/calibration-engine-0b")

@@ -19,6 +19,7 @@ from ecu_sim.j1939.ident import SOFTWARE_ID_PGN, split_fields
 from ecu_sim.j1939.ids import pgn_of
 from ecu_sim.member.application import APPLICATION_NOT_VALID
 from ecu_sim.nodes.calibrated import builtin_image
+from ecu_sim.runs.prepare import prepare
 from ecu_sim.settings.diagnostics import DiagnosticsSettings
 from ecu_sim.settings.model import Settings
 from ecu_sim.vehicle.class6 import Class6State
@@ -29,6 +30,9 @@ from tests.powertrain.test_fms_vin import BAM, reassembled
 ENGINE = 0x00
 TRANSMISSION = 0x03
 BRAKES = 0x0B
+RETARDER = 0x0F
+#: SPN 556, the retarder's reference torque (RC)
+RETARDER_REFERENCE = 556
 #: SPN 2921, the XBR acceleration limit the brakes report (EBC5)
 XBR_LIMIT = 2921
 LIMIT_KPH = 30.0
@@ -128,12 +132,12 @@ def test_a_reflashed_transmission_shifts_up_later() -> None:
     assert gear_at(35.0, speeds, flashed) < gear_at(35.0, built_in, as_built)
 
 
-def xbr_limits(r: Rig) -> list[float]:
-    """The XBR acceleration limit in each EBC5 the brakes sent, decoded with the DBC."""
-    message = next(m for m in r.database.messages if any(s.spn == XBR_LIMIT for s in m.signals))
-    name = next(s.name for s in message.signals if s.spn == XBR_LIMIT)
+def sent(r: Rig, source: int, spn: int) -> list[float]:
+    """The value of ``spn`` in each message that carries it from ``source``, decoded with the DBC."""
+    message = next(m for m in r.database.messages if any(s.spn == spn for s in m.signals))
+    name = next(s.name for s in message.signals if s.spn == spn)
     found = []
-    for h in r.controller.from_address(BRAKES, pgn_of(message.frame_id)):
+    for h in r.controller.from_address(source, pgn_of(message.frame_id)):
         decoded = message.decode(bytes(h.msg.data), decode_choices=False)
         assert isinstance(decoded, dict)
         value = decoded[name]
@@ -147,9 +151,35 @@ def test_reflashed_brakes_report_their_new_deceleration_limit() -> None:
     flasher = Flasher(BRAKES, reflash(soft), start=100)
     r, _ = drive(standing(), flasher, 1500, pct=0.0)
     assert flasher.done and flasher.refused is None, flasher.answers
-    limits = xbr_limits(r)
+    limits = sent(r, BRAKES, XBR_LIMIT)
     assert limits[0] == pytest.approx(-0.6 * 9.80665, abs=0.2)  # the built-in image's 0.6 g
     assert limits[-1] == pytest.approx(-0.3 * 9.80665, abs=0.2)
+
+
+def test_a_reflashed_retarder_reports_its_new_reference_torque() -> None:
+    half = builtin_image("retarder", settings()).changed({"retarder_max_nm": 400.0}, "HALF-RET")
+    flasher = Flasher(RETARDER, reflash(half), start=100)
+    rc = next(m for m in prepare(settings())[1].database.messages
+              if any(s.spn == RETARDER_REFERENCE for s in m.signals))
+    asked: list[int] = []
+    done: list[int] = []
+
+    def ask(k: int) -> list[can.Message]:  # RC on request (by BAM), before the reflash and after it
+        if flasher.done and not done:
+            done.append(k)
+        if k == 50 or (done and k == done[0] + 10):
+            asked.append(k)
+            return [global_request(pgn_of(rc.frame_id))]
+        return []
+
+    r, _ = drive(standing(), flasher, 1500, ask, pct=0.0)
+    name = next(s.name for s in rc.signals if s.spn == RETARDER_REFERENCE)
+    references = []
+    for pgn, data in reassembled([h.msg for h in r.controller.heard], RETARDER, BAM):
+        decoded = rc.decode(data, decode_choices=False)
+        if pgn == pgn_of(rc.frame_id) and isinstance(decoded, dict):
+            references.append(decoded[name])
+    assert len(asked) == 2 and (references[0], references[-1]) == (800.0, 400.0)
 
 
 def test_a_transmission_image_the_truck_cannot_drive_is_refused_by_the_dependency_check() -> None:
