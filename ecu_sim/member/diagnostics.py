@@ -166,5 +166,5 @@ def build_endpoint(kind: str, address: int, settings: DiagnosticsSettings, perio
     path = (None if settings.state_dir is None else
             os.path.join(settings.state_dir, f"uds-{kind.lower()}-{address:02x}.json"))
     security = Security(f"{kind}@{address:02X}".encode("ascii"), SecurityStore(path), algorithm,
-                        settings.attempts, ticks_in(settings.delay_s, period_s))
+                        settings.attempts, ticks_in(settings.delay_s, period_s), settings.flaws)
     return DiagnosticEndpoint(IsoTpServer(address, period_s), UdsServer(side, security, period_s))

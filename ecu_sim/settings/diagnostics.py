@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from ecu_sim.uds.security import FLAWS
+
 #: a Python module path, a colon and a function name
 _ALGORITHM: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
@@ -30,6 +32,15 @@ class DiagnosticsSettings:
     script: str | None = None
     #: where that tester writes what each request was answered (CSV); None: the log only
     answers: str | None = None
+    #: the flaws researchers report, given to every node's security access for a flawed node
+    #: beside its patched twin: ``none``, or names of ``ecu_sim.uds.security.FLAWS`` joined by ``+``
+    #: (e.g. ``weak-key+no-attempt-limit``); docs/security.md
+    flaw: str = "none"
+
+    @property
+    def flaws(self) -> frozenset[str]:
+        """The flaws :attr:`flaw` names (empty for ``none``)."""
+        return frozenset() if self.flaw == "none" else frozenset(self.flaw.split("+"))
 
     def problems(self) -> list[str]:
         found = []
@@ -42,4 +53,8 @@ class DiagnosticsSettings:
             found.append(f"delay_s must be within 0..86400 s (got {self.delay_s})")
         if self.answers is not None and self.script is None:
             found.append("answers is where a diagnostic script's answers go: give script too")
+        unknown = sorted(self.flaws - FLAWS.keys())
+        if unknown:
+            found.append(f"flaw {unknown[0]!r} is not one; give none or of {', '.join(FLAWS)} joined "
+                         f"by '+' (got {self.flaw!r})")
         return found

@@ -11,6 +11,13 @@ or cuts the delay short (a restart during a delay starts it again whole).
 The key is ``algorithm(seed, level)``: by default :func:`default_key`, documented in
 docs/diagnostics.md; a user's own is named ``module:function`` (``[diagnostics] key_algorithm``)
 and takes the same two arguments.
+
+A node can be given the flaws researchers report (``[diagnostics] flaw``, :data:`FLAWS`), for a
+flawed node beside its patched twin: each one undoes one of the rules above, here and nowhere
+else, and none changes what the node sends when no tester asks, so the two drive the same.
+``weak-key`` stands for the published seed/key breaks, where a few observed pairs or the
+algorithm's structure leave a search small enough to run on the bus: only the key's last byte
+is compared, so at most 256 guesses find it (our model, not a published algorithm).
 """
 
 from __future__ import annotations
@@ -38,6 +45,13 @@ SEED_BYTES: Final = 4
 RESERVED_SEEDS: Final = 64
 #: the constant the default key mixes in: "ECUS" in ASCII
 _DEFAULT_MASK: Final = 0x45435553
+#: the flaws a node can be given, each with what it undoes (module docstring)
+FLAWS: Final = {
+    "static-seed": "the same seed every time",
+    "reset-seed": "the seed counter starts again at every start and ECUReset (CVE-2024-12054)",
+    "no-attempt-limit": "invalid keys are never counted: no lockout, no delay",
+    "weak-key": "only the key's last byte is compared: 256 guesses find it",
+}
 
 
 def default_key(seed: bytes, level: int) -> bytes:
@@ -114,7 +128,12 @@ class Security:
     invalid keys, ``attempts`` invalid keys are answered 0x35 before the next one exceeds them."""
 
     def __init__(self, identity: bytes, store: SecurityStore, algorithm: KeyAlgorithm,
-                 attempts: int, delay_ticks: int) -> None:
+                 attempts: int, delay_ticks: int, flaws: frozenset[str] = frozenset()) -> None:
+        """``flaws``: names of :data:`FLAWS` (none: the node as it should be)."""
+        unknown = flaws - FLAWS.keys()
+        if unknown:
+            raise ValueError(f"unknown flaw {sorted(unknown)[0]!r}; the flaws are {', '.join(FLAWS)}")
+        self.flaws = flaws
         self._identity = identity
         self._store = store
         self._algorithm = algorithm
@@ -126,6 +145,14 @@ class Security:
         self.unlocked = False
         self._seed: bytes | None = None
         self._counter = self.state.seed_counter
+        self.restart()
+
+    def restart(self) -> None:
+        """The application starts again (ECUReset): locked; with ``reset-seed`` the seed counter
+        goes back to its start, so the seeds after a reset are those after the last one."""
+        self.lock()
+        if "reset-seed" in self.flaws:
+            self._counter = 0
 
     def lock(self) -> None:
         """Leaving a session or a reset: locked again, the seed given forgotten."""
@@ -137,11 +164,14 @@ class Security:
             return bytes(SEED_BYTES)  # ISO 14229-1: a seed of zeros means already unlocked
         if self._delaying(tick):
             return Nrc.REQUIRED_TIME_DELAY_NOT_EXPIRED
+        if "static-seed" in self.flaws:
+            self._seed = self.seed_of(1)
+            return self._seed
         seed = bytes(SEED_BYTES)
         while seed == bytes(SEED_BYTES):
             self._counter += 1
             seed = self.seed_of(self._counter)
-        if self._counter > self.state.seed_counter:
+        if self._counter > self.state.seed_counter and "reset-seed" not in self.flaws:
             self.state.seed_counter = self._counter + RESERVED_SEEDS - 1
             self._store.save(self.state)  # kept before the seed goes out
         self._seed = seed
@@ -157,12 +187,14 @@ class Security:
         seed, self._seed = self._seed, None
         if seed is None:
             return Nrc.REQUEST_SEQUENCE_ERROR
-        if key == self._algorithm(seed, LEVEL):
+        if self._matches(key, self._algorithm(seed, LEVEL)):
             self.unlocked = True
             if self.state.failures:
                 self.state.failures = 0
                 self._store.save(self.state)
             return None
+        if "no-attempt-limit" in self.flaws:
+            return Nrc.INVALID_KEY
         self.state.failures += 1
         if self.state.failures > self._attempts:
             self.state.delayed = True
@@ -171,6 +203,11 @@ class Security:
             return Nrc.EXCEED_NUMBER_OF_ATTEMPTS
         self._store.save(self.state)
         return Nrc.INVALID_KEY
+
+    def _matches(self, key: bytes, expected: bytes) -> bool:
+        if "weak-key" in self.flaws:
+            return len(key) == len(expected) and key[-1:] == expected[-1:]
+        return key == expected
 
     def _delaying(self, tick: int) -> bool:
         if not self.state.delayed:

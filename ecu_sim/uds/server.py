@@ -127,6 +127,7 @@ class UdsServer:
         if self.reset_due is not None and tick >= self.reset_due[0]:
             kind, self.reset_due = self.reset_due[1], None
             self.enter(DiagnosticSession.DEFAULT)
+            self.security.restart()
             self.node.reset(kind)
         done = self.programming.erase_done(tick)
         erasing = self.programming.erasing is not None

@@ -108,8 +108,9 @@ class BenchNode:
 
 
 def security(store: SecurityStore | None = None, attempts: int = 3, delay_s: float = 10.0,
-             algorithm: KeyAlgorithm = default_key) -> Security:
-    return Security(b"test-node", store or SecurityStore(None), algorithm, attempts, round(delay_s / PERIOD))
+             algorithm: KeyAlgorithm = default_key, flaws: frozenset[str] = frozenset()) -> Security:
+    return Security(b"test-node", store or SecurityStore(None), algorithm, attempts, round(delay_s / PERIOD),
+                    flaws)
 
 
 class Bench:
