@@ -84,10 +84,13 @@ def attacked_case(case: Case, settings: Settings, driver: simulation.DriverSetup
     setup = AttackSetup(specs, seed, capture, scenario=case.id)
     attacked = simulation.run(settings, driver, link="direct", watch=watch, attack=setup)
     assert attacked.attacker is not None  # an AttackSetup always builds one
-    start = min(window.start for window in attacked.attacker.plan.windows)
+    windows = attacked.attacker.plan.windows
+    start = min(window.start for window in windows)
+    sources = (getattr(window.attack.params, "source", None) for window in windows)
+    testers = frozenset(source for source in sources if isinstance(source, int))
     set_speed = settings.run.set_speed_kph if driver.kind == "ccm" else None
     return {**figures(probes[1], set_speed, case.settle_band_kph),
-            **effect(effects[1], effects[0], (probes[1].speed_mps, probes[0].speed_mps), start)}
+            **effect(effects[1], effects[0], (probes[1].speed_mps, probes[0].speed_mps), start, testers)}
 
 
 @contextmanager
