@@ -4,7 +4,10 @@ attack unlocking the flawed node and not the default one, its figures in the row
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
+
+import pandas as pd
 
 from tests.conftest import Cli
 
@@ -49,3 +52,25 @@ def test_each_key_attack_unlocks_the_flawed_node_and_not_the_default_one(cli_mai
     assert float(silenced["attack_engine_silent_s"]) >= 4.0  # the window, then the session's S3
     assert silenced["attack_cruise_disengaged"] == "1"
     assert table["bruteforce", "none"]["attack_engine_silent_s"] == "0.00"
+
+
+def test_the_campaigns_dataset_labels_every_diagnostic_request_with_its_attack_inside_its_window(
+        cli_main: Cli, tmp_path: Path) -> None:
+    rows(cli_main, tmp_path)
+    captures = sorted(str(path) for path in (tmp_path / "out" / "traces").glob("*.log"))
+    result = cli_main("dataset", *captures, "--out", str(tmp_path / "dataset"))
+    assert result.status == 0, result.err
+    frames = pd.read_csv(tmp_path / "dataset" / "frames.csv",
+                         dtype={"CAN ID": str, "attack": str, "run": str})
+    manifest = json.loads((tmp_path / "dataset" / "manifest.json").read_text(encoding="utf-8"))
+    diagnostic = frames["CAN ID"].str.lower().str.startswith("18da")
+    requests = frames[diagnostic & (frames["CAN ID"].str[4:6] == "00")]  # to the engine
+    answers = frames[diagnostic & (frames["CAN ID"].str[6:8] == "00")]  # from it
+    assert len(requests) > 0 and (requests["label"] == 1).all() and (requests["Flag"] == "T").all()
+    assert (answers["attack"] == "benign").all()
+    for run in manifest["runs"]:
+        (attack,) = run["attacks"]
+        mine = frames[(frames["run"] == run["run"]) & (frames["label"] == attack["label"])]
+        end = attack["end_s"] if attack["end_s"] is not None else float("inf")
+        assert mine["Timestamp"].between(attack["start_s"], end, inclusive="left").all()
+        assert len(mine) == run["frames_by_kind"][attack["kind"]]
