@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ecu_sim.campaign.runner import load
 from tests.conftest import Cli
 
 FLAWED = "static-seed+reset-seed+weak-key+no-attempt-limit"
@@ -74,3 +75,12 @@ def test_the_campaigns_dataset_labels_every_diagnostic_request_with_its_attack_i
         end = attack["end_s"] if attack["end_s"] is not None else float("inf")
         assert mine["Timestamp"].between(attack["start_s"], end, inclusive="left").all()
         assert len(mine) == run["frames_by_kind"][attack["kind"]]
+
+
+def test_the_example_campaigns_stage_every_door_attack_against_each_node_variant() -> None:
+    for name in ("door", "door-test"):
+        cases = load(str(Path(__file__).parents[2] / "examples" / f"{name}.toml"))
+        variants = {case.settings().diagnostics.flaw for case in cases}
+        kinds = {spec.split(":")[0].split("@")[0] for case in cases for spec in case.attack()[0]}
+        assert variants == {"none", "weak-key+no-attempt-limit", "static-seed", "reset-seed"}
+        assert kinds == {"bruteforce", "keyreplay", "seedpredict", "commctl", "udsflood", "isotpff", "fcwait"}
