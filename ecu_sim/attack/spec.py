@@ -23,7 +23,7 @@ from typing import Any
 from cantools.database.can import Database
 
 # each module registers its kinds in the table, in the order --list shows them
-from ecu_sim.attack import kinds, replay, session, udsdoor, unlock  # noqa: F401
+from ecu_sim.attack import kinds, replay, session, udsdoor, udsreflash, unlock  # noqa: F401
 from ecu_sim.attack.family import ATTACKS, Context
 from ecu_sim.attack.tick import Frames
 from ecu_sim.errors import ConfigError

@@ -9,7 +9,8 @@ of the attacked run while it was on at the same tick of the twin.
 An attack on SecurityAccess is judged on the bus, by what the attack's testers (each attack's
 ``source``) sent and were answered: the keys they sent until the first unlock (all of them when
 none came), when it came, the lockouts (0x36) that stopped them; and CommunicationControl by the
-longest the engine's EEC1 went unsent, beyond the twin's longest gap.
+longest the engine's EEC1 went unsent, beyond the twin's longest gap. A reflash is judged by the
+engine's calibration verification number (CVN) at the start and at the end of the run.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ EFFECT_FIGURES: dict[str, str] = {
     "attack_time_to_unlock_s": "higher",
     "attack_lockouts": "",
     "attack_engine_silent_s": "lower",
+    "attack_cvn_before": "",
+    "attack_cvn_after": "",
 }
 #: the engine's EEC1 (PGN 0xF004 from address 0x00), whose silence CommunicationControl causes
 _EEC1_ID = 0x0CF00400
@@ -71,7 +74,14 @@ class EffectProbe:
         self._tick = 0
         self._eec1_at = 0
         self.period_s = simulation.period_s
+        self.cvn_before = self.cvn()
         simulation.ecu.port.add_listener(self)
+
+    def cvn(self) -> int | None:
+        """The CVN of the image the engine (the ECU's own node) has active now; None without one."""
+        network = self._sim.ecu.network
+        application = None if network is None else network.application
+        return None if application is None else application.memory.cvn
 
     def on_tick(self, tick: int, now: float, transmitted: bool) -> None:
         ccm = self._sim.ccm
@@ -119,7 +129,13 @@ def effect(attacked: EffectProbe, twin: EffectProbe, speeds_mps: tuple[Sequence[
         "attack_cruise_disengaged": "1" if disengaged else "0",
         **_unlock(attacked, testers, start),
         "attack_engine_silent_s": f"{max(0, attacked.eec1_gap - twin.eec1_gap) * period_s:.2f}",
+        "attack_cvn_before": _hex(attacked.cvn_before),
+        "attack_cvn_after": _hex(attacked.cvn()),
     }
+
+
+def _hex(cvn: int | None) -> str:
+    return "" if cvn is None else f"{cvn:08X}"
 
 
 def _unlock(attacked: EffectProbe, testers: frozenset[int], start: int) -> dict[str, str]:
