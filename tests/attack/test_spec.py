@@ -121,7 +121,7 @@ def test_every_attack_kind_builds_its_frames_from_the_j1939_profile(tmp_path: Pa
 
     write_image(builtin_image("engine", Settings()), tmp_path / "engine.s19")
     needs = {"tsc1": ":speed=1500", "replay": f":file={record(tmp_path / 'recorded.log')}",
-             "reflash": f":file={tmp_path / 'engine.s19'}"}
+             "reflash": f":file={tmp_path / 'engine.s19'}", "hijack": f":file={tmp_path / 'engine.s19'}"}
     attacks = [parse_attack(f"{kind}{needs.get(kind, '')}@0+1") for kind in ATTACKS.names()]
     plan = AttackPlan(attacks, Profile.load("j1939").database, 0.01, seed=1)
     labels = {label for tick in range(100) for _, label in plan.frames_at(tick)}

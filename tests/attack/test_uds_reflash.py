@@ -1,6 +1,7 @@
 """A malicious reflash in `simulate`: against the node with a weak key and no attempt limit the
 brute force unlocks and the image raising the road speed limit lets the truck past it; against
-the default node the lockout stops it and the CVN stays; the same bytes on two runs."""
+the default node the lockout stops it and the CVN stays; the same bytes on two runs. A second
+tester in the middle of a workshop tool's download needs no key at all."""
 
 from __future__ import annotations
 
@@ -23,18 +24,18 @@ def images(cli_main: Cli, folder: Path) -> Path:
     return folder / "fast.s19"
 
 
-def attacks(image: Path) -> tuple[str, str]:
+def attacks(image: Path, kind: str = "reflash") -> tuple[str, str]:
     """The brakes hold the truck while the engine is reprogrammed (programming needs it standing)."""
-    return "xbr:accel=-4@0+10", f"reflash:file={image}@0"
+    return "xbr:accel=-4@0+10", f"{kind}:file={image}@0"
 
 
-def drive(cli_main: Cli, folder: Path, flaw: str, name: str) -> tuple[float, bytes]:
-    """The highest speed of a standing start at full pedal under the reflash, and the capture."""
+def drive(cli_main: Cli, folder: Path, flaw: str, name: str, kind: str = "reflash") -> tuple[float, bytes]:
+    """The highest speed of a standing start at full pedal under ``kind``, and the capture."""
     fast = images(cli_main, folder)
     config = folder / f"{name}.ini"
     config.write_text(f"[calibration]\nengine = {folder / 'slow.s19'}\n[diagnostics]\nflaw = {flaw}\n",
                       encoding="ascii")
-    args = [arg for attack in attacks(fast) for arg in ("--attack", attack)]
+    args = [arg for attack in attacks(fast, kind) for arg in ("--attack", attack)]
     capture, trace = folder / f"{name}.log", folder / f"{name}.csv"
     result = cli_main("simulate", *POWERTRAIN, "--config", str(config), "--duration", "40", "--app", "100",
                       "--initial-speed", "0", *args, "--capture", str(capture), "--out", str(trace))
@@ -55,6 +56,14 @@ def test_the_default_node_keeps_its_road_speed_limit_the_lockout_stopping_the_re
     top, capture = drive(cli_main, tmp_path, "none", "default")
     assert top < LIMIT_KPH + 1.0
     assert b"18DAF900#037F2736" in capture  # attempts exceeded: the delay started
+
+
+def test_a_second_tester_reflashes_the_default_node_inside_a_workshop_tools_download(cli_main: Cli,
+                                                                                     tmp_path: Path) -> None:
+    top, capture = drive(cli_main, tmp_path, "none", "hijacked", kind="hijack")
+    assert top > LIMIT_KPH + 20.0
+    assert b"18DA00F9#" in capture
+    assert b"18DA00F9#0227" not in capture and b"18DA00F9#0627" not in capture  # no SecurityAccess
 
 
 def test_a_reflash_gives_the_same_bytes_on_two_runs(cli_main: Cli, tmp_path: Path) -> None:
