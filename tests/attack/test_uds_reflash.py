@@ -8,8 +8,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ecu_sim.attack.plan import BENIGN
 from tests.conftest import Cli
-from tests.helpers.attacked import POWERTRAIN
+from tests.helpers.attacked import POWERTRAIN, labelled
 
 LIMIT_KPH = 50.0
 BRUTE = "weak-key+no-attempt-limit"
@@ -100,3 +101,14 @@ diagnostics.flaw = ["none", "{BRUTE}"]
     assert flawed["attack_cvn_after"] != flawed["attack_cvn_before"]
     assert f"CVN 0x{flawed['attack_cvn_after']}" in shown.out
     assert default["attack_time_to_unlock_s"] == "" and flawed["attack_time_to_unlock_s"] != ""
+
+
+def test_every_frame_of_the_multi_frame_download_is_labelled_with_the_reflash(cli_main: Cli,
+                                                                              tmp_path: Path) -> None:
+    drive(cli_main, tmp_path, BRUTE, "labelled")
+    frames = labelled(tmp_path / "labelled.log")
+    sent = [(msg.data[0] >> 4, label) for msg, label in frames if msg.arbitration_id == 0x18DA00F9]
+    kinds = {kind for kind, _ in sent}
+    assert {0, 1, 2} <= kinds  # single, first and consecutive frames
+    assert {label for _, label in sent} == {2}  # the second attack: the reflash
+    assert {label for msg, label in frames if msg.arbitration_id == 0x18DAF900} == {BENIGN}
