@@ -185,7 +185,7 @@ def _transfer(tester: Any, kib: int, block: int) -> dict[str, Any]:
 
 
 def download(kib: int, block: int, seconds: float) -> dict[str, Any]:
-    from ecu_sim.diag.client import Tester
+    from ecu_sim.diag.client import WorkshopTester
 
     group, port = private_bus()
     process, log = _powertrain(group, port, seconds)
@@ -196,7 +196,7 @@ def download(kib: int, block: int, seconds: float) -> dict[str, Any]:
         while not listener.stamps:
             time.sleep(0.1)
         time.sleep(2.0)  # past the claims and the first second's start-up
-        with Tester(tester_bus, TRANSMISSION, TESTER, timeout_s=5.0) as tester:
+        with WorkshopTester(tester_bus, TRANSMISSION, TESTER, timeout_s=5.0) as tester:
             result = _transfer(tester, kib, block)
         window = result.pop("window")
         result["eec1"] = listener.window(*window)

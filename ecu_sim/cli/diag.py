@@ -34,7 +34,7 @@ from ecu_sim.settings.values import source_address
 
 if TYPE_CHECKING:
     from ecu_sim.calibration.image import Image
-    from ecu_sim.diag.client import Tester
+    from ecu_sim.diag.client import WorkshopTester
     from ecu_sim.diag.items import Item
     from ecu_sim.settings.model import Settings
 
@@ -81,9 +81,10 @@ def run(args: argparse.Namespace) -> int:
     image = _image(args) if args.action == "flash" else None
     key = _key(settings) if args.action == "flash" else None
     options = bus_options.resolve_bus_options(args, settings.bus, bus_value)
-    from ecu_sim.diag.client import Tester
+    from ecu_sim.diag.client import WorkshopTester
 
-    with bus_options.open_bus(options) as bus, Tester(bus, args.target, args.tester, args.timeout) as tester:
+    with (bus_options.open_bus(options) as bus,
+          WorkshopTester(bus, args.target, args.tester, args.timeout) as tester):
         if args.action == "read":
             return _read(tester, items, explicit=bool(args.items))
         if args.action == "dtcs":
@@ -118,7 +119,7 @@ def _key(settings: Settings) -> Callable[[bytes, int], bytes]:
     return load_key(settings.diagnostics.key_algorithm)
 
 
-def _read(tester: Tester, items: list[Item], explicit: bool) -> int:
+def _read(tester: WorkshopTester, items: list[Item], explicit: bool) -> int:
     """Each item; of the whole identification, the ones the node does not have are said so."""
     for entry in items:
         label = f"0x{tester.target:02X} {entry.title} ({entry.did:04X})"
@@ -127,7 +128,7 @@ def _read(tester: Tester, items: list[Item], explicit: bool) -> int:
     return 0
 
 
-def _dtcs(tester: Tester) -> int:
+def _dtcs(tester: WorkshopTester) -> int:
     found = tester.dtcs()
     for dtc, status in found:
         high, low, fmi_byte = dtc >> 16, (dtc >> 8) & 0xFF, dtc & 0xFF
@@ -140,7 +141,7 @@ def _dtcs(tester: Tester) -> int:
     return 0
 
 
-def _flash(tester: Tester, image: Image, key: Callable[[bytes, int], bytes]) -> int:
+def _flash(tester: WorkshopTester, image: Image, key: Callable[[bytes, int], bytes]) -> int:
     from tqdm import tqdm
 
     from ecu_sim.diag.flash import flash

@@ -34,7 +34,7 @@ from typing import Any
 from ecu_sim.bus.kernel import KernelTransmitter
 from ecu_sim.codec.role import RoleCodec
 from ecu_sim.controls.live import ControlRecord, LiveControl, check_live
-from ecu_sim.controls.node import Controlled, Kind, network_of
+from ecu_sim.controls.node import Controlled, OwnerKind, network_of
 from ecu_sim.controls.refusals import ControlError, Refusal, switch
 from ecu_sim.controls.refusals import number as as_number
 from ecu_sim.errors import ConfigError
@@ -121,7 +121,7 @@ def check(body: object, built: Controlled, speed: RoleCodec, period_s: float) ->
     return Control(name, value)
 
 
-def _described(kinds: Sequence[Kind]) -> str:
+def _described(kinds: Sequence[OwnerKind]) -> str:
     """``the CCM (ecu-sim ccm)`` for one kind of node, ``the ECU and the CCM`` for several."""
     if len(kinds) == 1:
         return f"the {kinds[0].name} (ecu-sim {kinds[0].value})"

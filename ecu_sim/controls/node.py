@@ -18,7 +18,7 @@ from ecu_sim.faults.injector import FaultInjector
 from ecu_sim.j1939.dm import Dtc
 
 
-class Kind(Protocol):
+class OwnerKind(Protocol):
     """A kind of node: its name as a person reads it (``CCM``) and its command (``ccm``)."""
 
     @property
@@ -34,7 +34,7 @@ class RaisesDtcs(Protocol):
     def switch_dtc(self, dtc: Dtc, on: bool, tick: int) -> bool: ...
 
 
-class Node(Protocol):
+class BuiltNode(Protocol):
     """The node itself: the controls it takes (by name) and its J1939 part."""
 
     @property
@@ -81,10 +81,10 @@ class Controlled(Protocol):
     """A built node, as its controls see it."""
 
     @property
-    def kind(self) -> Kind: ...
+    def kind(self) -> OwnerKind: ...
 
     @property
-    def node(self) -> Node: ...
+    def node(self) -> BuiltNode: ...
 
     @property
     def faults(self) -> FaultInjector | None: ...
@@ -92,7 +92,7 @@ class Controlled(Protocol):
     @property
     def transmitter(self) -> object: ...
 
-    def owners(self, control: str) -> Sequence[Kind]:
+    def owners(self, control: str) -> Sequence[OwnerKind]:
         """The kinds of node that take ``control``, in the factory's order."""
         ...
 

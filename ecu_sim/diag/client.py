@@ -43,7 +43,7 @@ PENDING_S: Final = 5.0
 PADDING: Final = 0xCC
 
 
-class ProtocolError(EcuSimError):
+class AnswerError(EcuSimError):
     """The node answered with something that is not a valid answer to the request."""
 
     exit_status = EXIT_PROTOCOL
@@ -63,7 +63,7 @@ class Raw(udsoncan.DidCodec):
         raise udsoncan.DidCodec.ReadAllRemainingData
 
 
-class Tester:
+class WorkshopTester:
     """A tester at address ``tester`` asking the node at ``target`` on ``bus``; use it in ``with``."""
 
     def __init__(self, bus: can.BusABC, target: int, tester: int = DEFAULT_TESTER,
@@ -82,7 +82,7 @@ class Tester:
         # udsoncan logs each failure it raises; the error this tester makes of it says it once
         self.client.logger.setLevel(logging.CRITICAL)
 
-    def __enter__(self) -> Tester:
+    def __enter__(self) -> WorkshopTester:
         self.client.open()
         return self
 
@@ -104,7 +104,7 @@ class Tester:
         except exceptions.NegativeResponseException as exc:
             raise refused(self.target, what, int(exc.response.code or 0)) from None
         except (exceptions.InvalidResponseException, exceptions.UnexpectedResponseException) as exc:
-            raise ProtocolError(f"node 0x{self.target:02X} answered {what} with no valid answer "
+            raise AnswerError(f"node 0x{self.target:02X} answered {what} with no valid answer "
                                 f"({exc}); is it a UDS server?") from None
 
     def read(self, did: int, what: str) -> bytes:

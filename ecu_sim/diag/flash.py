@@ -24,7 +24,7 @@ from typing import Final
 from udsoncan import MemoryLocation
 
 from ecu_sim.calibration.image import Image
-from ecu_sim.diag.client import Tester
+from ecu_sim.diag.client import WorkshopTester
 from ecu_sim.diag.refusals import RefusedError
 from ecu_sim.errors import EXIT_PROTOCOL, ConfigError, EcuSimError
 from ecu_sim.uds.codes import (
@@ -69,7 +69,7 @@ def load_key(spec: str | None) -> KeyAlgorithm:
         raise ConfigError(str(exc)) from None
 
 
-def flash(tester: Tester, image: Image, key: KeyAlgorithm, progress: Progress) -> Flashed:
+def flash(tester: WorkshopTester, image: Image, key: KeyAlgorithm, progress: Progress) -> Flashed:
     """Program ``image`` into the node; ``progress(n)`` is told of every ``n`` bytes sent."""
     programming_session(tester)
     tester.client.config["security_algo"] = lambda level, seed, params: key(bytes(seed), level)
@@ -91,18 +91,18 @@ def flash(tester: Tester, image: Image, key: KeyAlgorithm, progress: Progress) -
     return Flashed(len(image.data), blocks, calibration_id, cvn)
 
 
-def _transfer(tester: Tester, number: int, data: bytes) -> None:
+def _transfer(tester: WorkshopTester, number: int, data: bytes) -> None:
     """One TransferData block; the block sequence counter wraps from 0xFF to 0x00."""
     tester.ask(f"TransferData block {number}", lambda c: c.transfer_data(number & 0xFF, data))
 
 
-def programming_session(tester: Tester) -> None:
+def programming_session(tester: WorkshopTester) -> None:
     with contextlib.suppress(RefusedError):  # a node in boot mode may take the programming one alone
         tester.ask("the extended session", lambda c: c.change_session(DiagnosticSession.EXTENDED))
     tester.ask("the programming session", lambda c: c.change_session(DiagnosticSession.PROGRAMMING))
 
 
-def _reported(tester: Tester, image: Image) -> tuple[str, int]:
+def _reported(tester: WorkshopTester, image: Image) -> tuple[str, int]:
     """The calibration ID and CVN the node reports once it runs ``image``; NotTakenError if it
     still reports another after the tester's timeout."""
     deadline = time.monotonic() + tester.timeout_s

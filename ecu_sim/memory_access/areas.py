@@ -31,14 +31,14 @@ GUARDED: Final = CHANGES | {Command.READ}
 
 
 @dataclass(frozen=True, slots=True)
-class Span:
+class MemorySpan:
     """A request resolved: ``offset`` bytes into the area, ``length`` bytes long."""
 
     offset: int
     length: int
 
 
-def resolve(request: Dm14, start: int, size: int) -> Span | Error:
+def resolve(request: Dm14, start: int, size: int) -> MemorySpan | Error:
     """The part of the area ``[start, start + size)`` a read, write, erase or boot load names."""
     if not 0 < request.length <= DATA_MAX:
         return Error.INVALID_LENGTH  # no DM16 could carry it
@@ -48,15 +48,15 @@ def resolve(request: Dm14, start: int, size: int) -> Span | Error:
         offset, first = (request.extension << 24 | request.pointer) - start, 0
     if request.command in (Command.ERASE, Command.BOOT_LOAD):
         whole = not request.spatial and offset == 0 and request.length == size
-        return Span(0, size) if whole else Error.BOOT_LOAD_OUT_OF_RANGE
+        return MemorySpan(0, size) if whole else Error.BOOT_LOAD_OUT_OF_RANGE
     if not first <= offset < size:
         return Error.GENERAL_ADDRESSING
     if offset + request.length > size:
         return Error.MEMORY_OVERFLOW
-    return Span(offset, request.length)
+    return MemorySpan(offset, request.length)
 
 
-def permitted(level: int, command: int, span: Span) -> bool:
+def permitted(level: int, command: int, span: MemorySpan) -> bool:
     """Whether ``level`` may do ``command`` on ``span``."""
     rights = _LEVELS.get(level)
     if rights is None:

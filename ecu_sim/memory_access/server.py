@@ -29,7 +29,7 @@ from typing import Final, Protocol
 from ecu_sim.calibration.memory import ProgrammableMemory
 from ecu_sim.j1939.frames import Pdu, Received, received
 from ecu_sim.j1939.ids import destination_of, pgn_of
-from ecu_sim.memory_access.areas import CHANGES, GUARDED, Span, known_level, permitted, resolve
+from ecu_sim.memory_access.areas import CHANGES, GUARDED, MemorySpan, known_level, permitted, resolve
 from ecu_sim.memory_access.keys import MemoryKeys
 from ecu_sim.memory_access.messages import (
     DM14_PGN,
@@ -80,7 +80,7 @@ class Stage(Enum):
 class _Session:
     tool: int
     request: Dm14
-    span: Span
+    span: MemorySpan
     stage: Stage
     deadline: int
     since: int

@@ -80,7 +80,7 @@ def param(reader: Reader, default: str | None = None, key: str | None = None,
 
 
 @dataclass(frozen=True)
-class Parameter:
+class KindParameter:
     """One parameter of a kind, as ``--list`` and the documentation show it."""
 
     key: str
@@ -93,10 +93,11 @@ class Parameter:
     missing: str | None = None
 
 
-def parameters(record: type[Any]) -> tuple[Parameter, ...]:
+def parameters(record: type[Any]) -> tuple[KindParameter, ...]:
     """The parameters of a kind's record, in the order its fields are declared."""
-    return tuple(Parameter(f.metadata["key"] or f.name, f.name, f.metadata["reader"], f.metadata["default"],
-                           f.metadata["missing"]) for f in dataclasses.fields(record))
+    return tuple(KindParameter(f.metadata["key"] or f.name, f.name, f.metadata["reader"],
+                               f.metadata["default"], f.metadata["missing"])
+                 for f in dataclasses.fields(record))
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class Kind(Generic[C, R]):
     help: str
     build: Callable[[Any, C], R]
 
-    def parameters(self) -> tuple[Parameter, ...]:
+    def parameters(self) -> tuple[KindParameter, ...]:
         return parameters(self.params)
 
     def values(self, record: Any) -> tuple[tuple[str, Any], ...]:

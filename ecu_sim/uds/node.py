@@ -2,7 +2,7 @@
 
 The protocols are structural, so the node's own objects satisfy them as they are: its J1939
 layer's DTC table is the :class:`DtcStore` (one store, which DM1/DM2 and ReadDTCInformation
-both show), and the calibration's memory is the :class:`ProgrammableMemory` (the names and types
+both show), and the calibration's memory is the :class:`ServedMemory` (the names and types
 the diagnostics contract fixes), without either importing this package.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 
-class ProgrammableMemory(Protocol):
+class ServedMemory(Protocol):
     """The calibration area a download goes to: staged, checked, then made the active image."""
 
     start: int
@@ -72,7 +72,7 @@ class ServedNode(Protocol):
     def parameters(self) -> Parameters | None: ...
 
     @property
-    def memory(self) -> ProgrammableMemory | None:
+    def memory(self) -> ServedMemory | None:
         """None: the node has no programmable memory, and the programming services refuse."""
 
     @property

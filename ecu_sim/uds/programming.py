@@ -1,6 +1,6 @@
 """Reprogramming: the erase and dependency-check routines and the download state machine.
 
-The memory is the node's :class:`~ecu_sim.uds.node.ProgrammableMemory`. A node without one
+The memory is the node's :class:`~ecu_sim.uds.node.ServedMemory`. A node without one
 answers every routine and download with 0x31 (request out of range: there is no memory at any
 address a tester could name), as a node that cannot be programmed does.
 
@@ -22,7 +22,7 @@ from typing import Final
 
 from ecu_sim.isotp.frames import MAX_MESSAGE
 from ecu_sim.uds.codes import POSITIVE, ROUTINE_CHECK_DEPENDENCIES, ROUTINE_ERASE_MEMORY, Nrc, Service
-from ecu_sim.uds.node import ProgrammableMemory
+from ecu_sim.uds.node import ServedMemory
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class _Download:
 class Programming:
     """The routines and the download against ``memory`` (None: a node that cannot be programmed)."""
 
-    def __init__(self, memory: ProgrammableMemory | None, erase_ticks: int) -> None:
+    def __init__(self, memory: ServedMemory | None, erase_ticks: int) -> None:
         self.memory = memory
         self.erase_ticks = erase_ticks
         self._download: _Download | None = None

@@ -12,7 +12,7 @@ from ecu_sim.isotp.transport import IsoTpServer
 from ecu_sim.j1939.dm import DtcTable
 from ecu_sim.uds.codes import DID_SOFTWARE_VERSION, DID_VIN
 from ecu_sim.uds.endpoint import DiagnosticEndpoint
-from ecu_sim.uds.node import Parameters, ProgrammableMemory
+from ecu_sim.uds.node import Parameters, ServedMemory
 from ecu_sim.uds.security import KeyAlgorithm, Security, SecurityStore, default_key
 from ecu_sim.uds.server import UdsServer
 
@@ -81,7 +81,7 @@ class BenchNode:
     """The node's side, recording what the server asked of it."""
 
     dtcs: DtcTable = field(default_factory=DtcTable)
-    memory: ProgrammableMemory | None = None
+    memory: ServedMemory | None = None
     parameters: Parameters | None = None
     speed: float = 0.0
     #: the application is not valid: the server is the boot loader's
