@@ -14,7 +14,9 @@ and takes the same two arguments.
 
 A node can be given the flaws researchers report (``[diagnostics] flaw``, :data:`FLAWS`), for a
 flawed node beside its patched twin: each one undoes one of the rules above, here and nowhere
-else, and none changes what the node sends when no tester asks, so the two drive the same.
+else (but ``any-tester``, which undoes the server's rule that a session is its tester's, in
+:mod:`ecu_sim.uds.server`), and none changes what the node sends when no tester asks, so the two
+drive the same.
 ``weak-key`` stands for the published seed/key breaks, where a few observed pairs or the
 algorithm's structure leave a search small enough to run on the bus: only the key's last byte
 is compared, so at most 256 guesses find it (our model, not a published algorithm).
@@ -51,6 +53,8 @@ FLAWS: Final = {
     "reset-seed": "the seed counter starts again at every start and ECUReset (CVE-2024-12054)",
     "no-attempt-limit": "invalid keys are never counted: no lockout, no delay",
     "weak-key": "only the key's last byte is compared: 256 guesses find it",
+    "any-tester": "a session takes its requests from any tester: a second one can use, end or keep "
+                  "alive the session, security and download another opened",
 }
 
 

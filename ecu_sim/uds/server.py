@@ -13,6 +13,14 @@ carries is two periods, and never below the common 50 ms; P2* is 5 s, and a long
 0x78 first. A session other than the default falls back to it S3 after the last request: the
 server locks, the node's messages and DTC recording come back, a download is given up.
 
+A session other than the default belongs to the tester that opened it, with its security access
+and its download: while it lasts, a physical request from any other tester is refused 0x22
+(conditions not correct; ISO 14229-1 leaves the rule to the maker, so the code is our choice, the
+one servers commonly give) before any other check, and does not restart S3, so another tester can
+neither use the session, nor end it, nor keep it alive. Functional requests are served from any
+tester, as before. Once the session ends (S3, a reset, the default session) any tester may open
+the next. The ``any-tester`` flaw (:data:`~ecu_sim.uds.security.FLAWS`) takes the rule away.
+
 Boot mode (the node's application not valid): the server is the boot loader's, which has the
 default and the programming session only (the programming session entered straight from the
 default one, the truck standing) and serves :data:`BOOT_SESSIONS`: in the default session
@@ -86,6 +94,8 @@ class UdsServer:
         self.p2_star_ms = P2_STAR_MS
         self._s3 = max(1, ticks_in(S3_S, period_s))
         self._s3_until = 0
+        #: the tester whose session this is (None: the default session, anyone's)
+        self.owner: int | None = None
         self.programming = Programming(node.memory, max(1, ticks_in(ERASE_S, period_s)))
         self.communication_off = False
         self.dtc_recording_off = False
@@ -111,6 +121,9 @@ class UdsServer:
     def handle(self, tester: int, functional: bool, request: bytes, tick: int) -> bytes | None:
         """The answer to one request, None when none goes (suppressed, or silent to everyone)."""
         self.requests += 1
+        if self._stranger(tester, functional):
+            self.refused += 1
+            return negative(request[0], Nrc.CONDITIONS_NOT_CORRECT)
         self._s3_until = tick + self._s3
         answer = self._answer(tester, request, tick)
         if isinstance(answer, Nrc):
@@ -135,19 +148,28 @@ class UdsServer:
             self.enter(DiagnosticSession.DEFAULT)
         return [] if done is None else [done]
 
-    def enter(self, session: DiagnosticSession) -> None:
-        """Change the session: security locks; back in the default one, what the others changed ends."""
+    def enter(self, session: DiagnosticSession, tester: int | None = None) -> None:
+        """Change the session: security locks; back in the default one, what the others changed ends
+        and the session is no one's; else it stays its owner's, or becomes ``tester``'s."""
         if session is not self.session or session is DiagnosticSession.DEFAULT:
             self.security.lock()
         self.session = session
-        if session is DiagnosticSession.DEFAULT:
-            self.programming.abort()
-            if self.communication_off:
-                self.communication_off = False
-                self.node.communicate(True)
-            if self.dtc_recording_off:
-                self.dtc_recording_off = False
-                self.node.set_dtc_recording(True)
+        if session is not DiagnosticSession.DEFAULT:
+            self.owner = tester if self.owner is None else self.owner
+            return
+        self.owner = None
+        self.programming.abort()
+        if self.communication_off:
+            self.communication_off = False
+            self.node.communicate(True)
+        if self.dtc_recording_off:
+            self.dtc_recording_off = False
+            self.node.set_dtc_recording(True)
+
+    def _stranger(self, tester: int, functional: bool) -> bool:
+        """A physical request inside another tester's session (and the node not flawed so)."""
+        return (not functional and self.owner is not None and tester != self.owner
+                and "any-tester" not in self.security.flaws)
 
     def moving(self) -> bool:
         speed = self.node.speed_kph()
@@ -201,7 +223,7 @@ def _session(server: UdsServer, request: bytes, tester: int, tick: int) -> bytes
             return Nrc.SUB_FUNCTION_NOT_SUPPORTED_IN_ACTIVE_SESSION  # by way of the extended session
         if server.moving():
             return Nrc.CONDITIONS_NOT_CORRECT
-    server.enter(session)
+    server.enter(session, tester)
     return (bytes((Service.DIAGNOSTIC_SESSION_CONTROL + POSITIVE, session)) + server.p2_ms.to_bytes(2, "big")
             + (server.p2_star_ms // 10).to_bytes(2, "big"))
 

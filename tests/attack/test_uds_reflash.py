@@ -1,7 +1,8 @@
 """A malicious reflash in `simulate`: against the node with a weak key and no attempt limit the
 brute force unlocks and the image raising the road speed limit lets the truck past it; against
 the default node the lockout stops it and the CVN stays; the same bytes on two runs. A second
-tester in the middle of a workshop tool's download needs no key at all."""
+tester in the middle of a workshop tool's download needs no key on the ``any-tester`` node, and
+is refused by the default one, whose session is the workshop tool's."""
 
 from __future__ import annotations
 
@@ -59,12 +60,19 @@ def test_the_default_node_keeps_its_road_speed_limit_the_lockout_stopping_the_re
     assert b"18DAF900#037F2736" in capture  # attempts exceeded: the delay started
 
 
-def test_a_second_tester_reflashes_the_default_node_inside_a_workshop_tools_download(cli_main: Cli,
-                                                                                     tmp_path: Path) -> None:
-    top, capture = drive(cli_main, tmp_path, "none", "hijacked", kind="hijack")
+def test_a_second_tester_reflashes_the_any_tester_node_inside_a_workshop_tools_download(
+        cli_main: Cli, tmp_path: Path) -> None:
+    top, capture = drive(cli_main, tmp_path, "any-tester", "hijacked", kind="hijack")
     assert top > LIMIT_KPH + 20.0
     assert b"18DA00F9#" in capture
     assert b"18DA00F9#0227" not in capture and b"18DA00F9#0627" not in capture  # no SecurityAccess
+
+
+def test_the_default_node_refuses_a_second_testers_blocks_and_keeps_its_road_speed_limit(
+        cli_main: Cli, tmp_path: Path) -> None:
+    top, capture = drive(cli_main, tmp_path, "none", "withstood", kind="hijack")
+    assert top < LIMIT_KPH + 1.0
+    assert b"18DAF900#037F3622" in capture  # the first block: conditions not correct
 
 
 def test_a_reflash_gives_the_same_bytes_on_two_runs(cli_main: Cli, tmp_path: Path) -> None:
@@ -72,10 +80,11 @@ def test_a_reflash_gives_the_same_bytes_on_two_runs(cli_main: Cli, tmp_path: Pat
         assert drive(cli_main, tmp_path, flaw, "first") == drive(cli_main, tmp_path, flaw, "second")
 
 
-def test_the_campaign_row_shows_the_cvn_changed_on_the_flawed_node_alone(cli_main: Cli,
-                                                                         tmp_path: Path) -> None:
-    fast = images(cli_main, tmp_path)
-    path = tmp_path / "reflash.toml"
+def campaign(cli_main: Cli, folder: Path, kind: str, flaw: str) -> tuple[dict[str, str], dict[str, str], str]:
+    """The rows of ``kind`` on the default node and on ``flaw``'s, and ``calibration show`` of the
+    attacker's image."""
+    fast = images(cli_main, folder)
+    path = folder / f"{kind}.toml"
     path.write_text(f"""
 [base]
 run.duration_s = 20
@@ -86,21 +95,31 @@ j1939.network = "powertrain"
 driver.mode = "pedal"
 driver.app_pct = 100
 calibration.engine = "slow.s19"
-attack.kind = "{';'.join(attacks(fast))}"
+attack.kind = "{';'.join(attacks(fast, kind))}"
 
 [matrix]
-diagnostics.flaw = ["none", "{BRUTE}"]
+diagnostics.flaw = ["none", "{flaw}"]
 """, encoding="utf-8")
-    result = cli_main("campaign", str(path), "--workers", "1", "--out", str(tmp_path / "out"))
+    result = cli_main("campaign", str(path), "--workers", "1", "--out", str(folder / kind))
     assert result.status == 0, result.err
-    with open(tmp_path / "out" / "results.csv", newline="", encoding="utf-8") as handle:
+    with open(folder / kind / "results.csv", newline="", encoding="utf-8") as handle:
         rows = {row["diagnostics.flaw"]: row for row in csv.DictReader(handle)}
-    shown = cli_main("calibration", "show", str(fast))
-    default, flawed = rows["none"], rows[BRUTE]
+    return rows["none"], rows[flaw], cli_main("calibration", "show", str(fast)).out
+
+
+def test_the_campaign_row_shows_the_cvn_changed_on_the_flawed_node_alone(cli_main: Cli,
+                                                                         tmp_path: Path) -> None:
+    default, flawed, shown = campaign(cli_main, tmp_path, "reflash", BRUTE)
     assert default["attack_cvn_after"] == default["attack_cvn_before"] == flawed["attack_cvn_before"]
     assert flawed["attack_cvn_after"] != flawed["attack_cvn_before"]
-    assert f"CVN 0x{flawed['attack_cvn_after']}" in shown.out
+    assert f"CVN 0x{flawed['attack_cvn_after']}" in shown
     assert default["attack_time_to_unlock_s"] == "" and flawed["attack_time_to_unlock_s"] != ""
+
+
+def test_the_hijack_changes_the_cvn_of_the_any_tester_node_alone(cli_main: Cli, tmp_path: Path) -> None:
+    default, flawed, shown = campaign(cli_main, tmp_path, "hijack", "any-tester")
+    assert default["attack_cvn_after"] == default["attack_cvn_before"] == flawed["attack_cvn_before"]
+    assert f"CVN 0x{flawed['attack_cvn_after']}" in shown
 
 
 def test_every_frame_of_the_multi_frame_download_is_labelled_with_the_reflash(cli_main: Cli,

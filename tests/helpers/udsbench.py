@@ -121,9 +121,9 @@ class Bench:
         self.server = UdsServer(self.node, guard or security(), PERIOD)
         self.tick = 0
 
-    def ask(self, *request: int, functional: bool = False) -> bytes | None:
+    def ask(self, *request: int, functional: bool = False, tester: int = 0xF9) -> bytes | None:
         self.tick += 1
-        return self.server.handle(0xF9, functional, bytes(request), self.tick)
+        return self.server.handle(tester, functional, bytes(request), self.tick)
 
     def wait(self, seconds: float) -> list[tuple[int, bytes]]:
         answers = []
