@@ -14,7 +14,8 @@ before a byte is written, and the calibration stays as it was.
 knows the node's documented key) opens the programming session, unlocks, erases and has its
 RequestDownload granted; the attacker, from ``source`` and without any key, then sends the
 blocks of its own image into that download, the exit, the check and the reset. It works
-wherever a server takes a session's requests from any tester, as this one does (docs/security.md).
+wherever a server takes a session's requests from any tester, as this one does with the
+``any-tester`` flaw; the default server refuses the attacker's first block (docs/security.md).
 
 Each request is a step of a generator that is sent the answer to the one before, so the
 attack's order reads as the exchange itself; every frame it sends (a first frame, its
