@@ -85,6 +85,10 @@ def run_realtime(kind: NodeKind, args: argparse.Namespace, settings: Settings,
     for fault in after_the_run(schedule.faults, settings.run.duration_s):
         log.warning("fault %s starts at %g s, when the run is already over (--duration %g); it will "
                     "not act", fault, fault.start_s, settings.run.duration_s)
+    if settings.diagnostics.script is not None:
+        log.warning("[diagnostics] script %s is held by a tester in simulate and cosim only; a real-time "
+                    "run does not run it (ecu-sim diag is the tester for a running node)",
+                    settings.diagnostics.script)
     options = bus_options.resolve_bus_options(args, settings.bus, bus_value)
     plant_at = None
     if settings.run.plant is not None and kind is NodeKind.ECU:
